@@ -1,0 +1,48 @@
+//===- TileDialect.h - tile dialect -----------------------------*- C++ -*-===//
+//
+// The `tile` dialect: its ops, attributes and helpers over memory scopes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_DIALECT_TILE_IR_TILEDIALECT_H
+#define TILE_DIALECT_TILE_IR_TILEDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tile/Dialect/Tile/IR/TileDialect.h.inc"
+#include "tile/Dialect/Tile/IR/TileEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tile/Dialect/Tile/IR/TileAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "tile/Dialect/Tile/IR/TileOps.h.inc"
+
+namespace mlir::tile {
+
+/// The scope of a memref: std::nullopt for a global tensor (no memory space),
+/// else the `#tile.scope` in its memory space.
+std::optional<MemoryScope> getMemoryScope(MemRefType type);
+
+/// True for a memref without a memory space (a kernel's global tensor).
+inline bool isGlobal(MemRefType type) { return !getMemoryScope(type); }
+
+/// Short name of a memref's scope for diagnostics ("global", "shared", ...).
+StringRef getScopeName(MemRefType type);
+
+/// The `#tile.scope<scope>` attribute (a memref memory space).
+MemoryScopeAttr getScopeAttr(MLIRContext *ctx, MemoryScope scope);
+
+} // namespace mlir::tile
+
+#endif // TILE_DIALECT_TILE_IR_TILEDIALECT_H

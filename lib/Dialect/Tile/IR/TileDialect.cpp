@@ -1,0 +1,243 @@
+//===- TileDialect.cpp - tile dialect and attributes ----------------------===//
+
+#include "tile/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#include "tile/Dialect/Tile/IR/TileDialect.cpp.inc"
+#include "tile/Dialect/Tile/IR/TileEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tile/Dialect/Tile/IR/TileAttrs.cpp.inc"
+
+void TileDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tile/Dialect/Tile/IR/TileAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tile/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory scopes
+//===----------------------------------------------------------------------===//
+
+std::optional<MemoryScope> mlir::tile::getMemoryScope(MemRefType type) {
+  if (auto scope = dyn_cast_or_null<MemoryScopeAttr>(type.getMemorySpace()))
+    return scope.getValue();
+  return std::nullopt;
+}
+
+StringRef mlir::tile::getScopeName(MemRefType type) {
+  if (auto scope = getMemoryScope(type))
+    return stringifyMemoryScope(*scope);
+  return "global";
+}
+
+MemoryScopeAttr mlir::tile::getScopeAttr(MLIRContext *ctx, MemoryScope scope) {
+  return MemoryScopeAttr::get(ctx, scope);
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel-level attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() == kKernelAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << kKernelAttrName
+                             << "' must be a unit attribute";
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func)
+      return op->emitError() << "'" << kKernelAttrName
+                             << "' may only mark a func.func";
+    if (func.isExternal())
+      return op->emitError() << "a tile kernel must have a body";
+    if (func.getFunctionType().getNumResults() != 0)
+      return op->emitError()
+             << "a tile kernel returns nothing; write outputs to arguments";
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      if (auto memref = dyn_cast<MemRefType>(type)) {
+        if (!isGlobal(memref))
+          return op->emitError() << "kernel argument #" << i
+                                 << " must be a global memref (no memory "
+                                    "space), got "
+                                 << type;
+        if (!memref.getLayout().isIdentity())
+          return op->emitError()
+                 << "kernel argument #" << i
+                 << " must have the identity layout (strides are checked "
+                    "by the runtime)";
+        continue;
+      }
+      if (!type.isIntOrIndexOrFloat())
+        return op->emitError() << "kernel argument #" << i
+                               << " must be a memref or a scalar, got "
+                               << type;
+    }
+    unsigned launches = 0;
+    func.walk([&](LaunchOp) { ++launches; });
+    if (launches == 0)
+      return op->emitError() << "a tile kernel must contain a tile.launch";
+    return success();
+  }
+  return op->emitError() << "unknown tile attribute '" << attr.getName()
+                         << "' on an operation";
+}
+
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func)
+    return op->emitError() << "'" << attr.getName()
+                           << "' may only annotate func.func arguments";
+  Type type = func.getArgumentTypes()[argIndex];
+  auto memref = dyn_cast<MemRefType>(type);
+  if (attr.getName() == kDimsAttrName) {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!memref || !names)
+      return op->emitError() << "'" << kDimsAttrName
+                             << "' must be an array of strings on a memref "
+                                "argument (argument #"
+                             << argIndex << ")";
+    if (names.size() != static_cast<size_t>(memref.getRank()))
+      return op->emitError() << "'" << kDimsAttrName << "' of argument #"
+                             << argIndex << " names " << names.size()
+                             << " dims but the memref has rank "
+                             << memref.getRank();
+    for (Attribute name : names) {
+      auto str = dyn_cast<StringAttr>(name);
+      if (!str || str.getValue().empty())
+        return op->emitError() << "'" << kDimsAttrName << "' of argument #"
+                               << argIndex
+                               << " must hold non-empty strings";
+    }
+    return success();
+  }
+  if (attr.getName() == kOutputAttrName) {
+    if (!memref || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << kOutputAttrName
+                             << "' must be a unit attribute on a memref "
+                                "argument (argument #"
+                             << argIndex << ")";
+    return success();
+  }
+  return op->emitError() << "unknown tile argument attribute '"
+                         << attr.getName() << "'";
+}
+
+//===----------------------------------------------------------------------===//
+// FragmentLayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+FragmentLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           AffineMap threadMap, AffineMap indexMap,
+                           int64_t threads, int64_t replicate) {
+  if (threadMap.getNumResults() != 1 || indexMap.getNumResults() != 1)
+    return emitError() << "fragment layout maps must each have one result";
+  if (threadMap.getNumDims() != indexMap.getNumDims())
+    return emitError() << "fragment layout thread map has "
+                       << threadMap.getNumDims()
+                       << " dims but the index map has "
+                       << indexMap.getNumDims();
+  if (threadMap.getNumSymbols() || indexMap.getNumSymbols())
+    return emitError() << "fragment layout maps may not use symbols";
+  if (threads <= 0)
+    return emitError() << "fragment layout needs a positive thread count";
+  if (replicate <= 0 || threads % replicate != 0)
+    return emitError() << "fragment layout replicate (" << replicate
+                       << ") must be positive and divide threads ("
+                       << threads << ")";
+  return success();
+}
+
+LogicalResult FragmentLayoutAttr::verifyAgainstShape(
+    ArrayRef<int64_t> shape,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (static_cast<int64_t>(getThreadMap().getNumDims()) !=
+      static_cast<int64_t>(shape.size()))
+    return emitError() << "fragment layout has " << getThreadMap().getNumDims()
+                       << " dims but the buffer has rank " << shape.size();
+  int64_t numElements = 1;
+  for (int64_t d : shape)
+    numElements *= d;
+  // Enumerate the tile: fragments are register tiles (at most a few thousand
+  // elements per thread), so this is cheap and catches every bad layout.
+  constexpr int64_t kMaxCheckedElements = 1 << 20;
+  if (numElements > kMaxCheckedElements)
+    return emitError() << "fragment of " << numElements
+                       << " elements is too large to live in registers";
+  llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> slotUses;
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t linear = 0; linear < numElements; ++linear) {
+    int64_t rest = linear;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      index[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    int64_t thread = getThreadMap().compose(index).front();
+    int64_t slot = getIndexMap().compose(index).front();
+    if (thread < 0 || thread >= getThreads())
+      return emitError() << "fragment layout maps an element to thread "
+                         << thread << ", outside [0, " << getThreads() << ")";
+    if (slot < 0)
+      return emitError() << "fragment layout maps an element to negative "
+                            "register index "
+                         << slot;
+    if (++slotUses[{thread, slot}] > 1)
+      return emitError() << "fragment layout maps two elements to thread "
+                         << thread << " register " << slot;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SwizzleAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t bits, int64_t base, int64_t shift) {
+  if (bits < 0 || base < 0 || shift < 0)
+    return emitError() << "swizzle parameters must be non-negative";
+  if (bits > 0 && shift < bits)
+    return emitError() << "swizzle shift (" << shift
+                       << ") must be at least bits (" << bits
+                       << ") so that the XORed bit ranges do not overlap";
+  if (bits + base + shift > 20)
+    return emitError() << "swizzle reaches bit " << bits + base + shift
+                       << ", beyond any shared-memory offset";
+  return success();
+}
+
+int64_t SwizzleAttr::apply(int64_t byteOffset) const {
+  if (getBits() == 0)
+    return byteOffset;
+  int64_t mask = ((int64_t(1) << getBits()) - 1) << (getBase() + getShift());
+  return byteOffset ^ ((byteOffset & mask) >> getShift());
+}
+
+//===----------------------------------------------------------------------===//
+// RasterizationAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+RasterizationAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          int64_t panel, RasterOrder) {
+  if (panel <= 0)
+    return emitError() << "rasterization panel must be positive, got "
+                       << panel;
+  return success();
+}
