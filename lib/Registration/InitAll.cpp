@@ -2,10 +2,22 @@
 
 #include "tile/InitAll.h"
 
+#include "tile/Conversion/Passes.h"
 #include "tile/Dialect/Tile/IR/TileDialect.h"
+#include "tile/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 void mlir::tile::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<TileDialect>();
+  registry.insert<TileDialect, arith::ArithDialect, func::FuncDialect,
+                  memref::MemRefDialect, math::MathDialect, scf::SCFDialect,
+                  LLVM::LLVMDialect>();
 }
 
-void mlir::tile::registerAllPasses() {}
+void mlir::tile::registerAllPasses() {
+  registerTilePasses();
+  registerTileConversionPasses();
+  registerTileToCPUPipeline();
+}

@@ -68,7 +68,8 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
              << "a tile kernel returns nothing; write outputs to arguments";
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
       if (auto memref = dyn_cast<MemRefType>(type)) {
-        if (!isGlobal(memref))
+        // Any memory space (a #tile.scope or a foreign one) is rejected.
+        if (memref.getMemorySpace())
           return op->emitError() << "kernel argument #" << i
                                  << " must be a global memref (no memory "
                                     "space), got "
@@ -91,8 +92,14 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "a tile kernel must contain a tile.launch";
     return success();
   }
-  return op->emitError() << "unknown tile attribute '" << attr.getName()
-                         << "' on an operation";
+  if (attr.getName() == kMetadataAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << kMetadataAttrName
+                             << "' must be a string (JSON) on a module";
+    return success();
+  }
+  return op->emitError() << "unknown tile attribute '"
+                         << attr.getName().getValue() << "' on an operation";
 }
 
 LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
@@ -101,7 +108,7 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
                                                     NamedAttribute attr) {
   auto func = dyn_cast<func::FuncOp>(op);
   if (!func)
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' may only annotate func.func arguments";
   Type type = func.getArgumentTypes()[argIndex];
   auto memref = dyn_cast<MemRefType>(type);
@@ -126,6 +133,14 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
     }
     return success();
   }
+  if (attr.getName() == kNameAttrName) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitError() << "'" << kNameAttrName
+                             << "' must be a non-empty string (argument #"
+                             << argIndex << ")";
+    return success();
+  }
   if (attr.getName() == kOutputAttrName) {
     if (!memref || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << kOutputAttrName
@@ -135,7 +150,7 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   return op->emitError() << "unknown tile argument attribute '"
-                         << attr.getName() << "'";
+                         << attr.getName().getValue() << "'";
 }
 
 //===----------------------------------------------------------------------===//

@@ -104,7 +104,8 @@ void LaunchOp::print(OpAsmPrinter &p) {
   p << " blocks(";
   llvm::interleaveComma(getBlockIndices(), p,
                         [&](BlockArgument arg) { p.printOperand(arg); });
-  p << ") in (" << getGridSizes() << ") threads(" << getThreads() << ")";
+  p << ") in (" << getGridSizes() << ") threads(" << getThreadsAttr().getInt()
+    << ")";
   p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {"threads"});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
@@ -115,18 +116,29 @@ LogicalResult LaunchOp::verify() {
   unsigned rank = getGridSizes().size();
   if (rank < 1 || rank > 3)
     return emitOpError("grid must have 1 to 3 dimensions, got ") << rank;
-  if (getThreads() <= 0)
+  // The getters of I64Attr return uint64_t; compare signed.
+  int64_t threads = getThreadsAttr().getInt();
+  if (threads <= 0)
     return emitOpError("needs a positive thread count per block, got ")
-           << getThreads();
-  if (getThreads() > 1024)
+           << threads;
+  if (threads > 1024)
     return emitOpError("thread count ")
-           << getThreads() << " exceeds the 1024 threads of a block";
+           << threads << " exceeds the 1024 threads of a block";
   if (getRaster() && rank != 2)
     return emitOpError("rasterization applies to a 2-D grid, got rank ")
            << rank;
   if ((*this)->getParentOfType<LaunchOp>())
     return emitOpError("may not be nested in another tile.launch");
   return success();
+}
+
+/// Names the block indices %bx, %by, %bz in the printed IR.
+void LaunchOp::getAsmBlockArgumentNames(Region &region,
+                                        OpAsmSetValueNameFn setNameFn) {
+  static constexpr const char *kNames[] = {"bx", "by", "bz"};
+  for (auto [i, arg] : llvm::enumerate(region.getArguments()))
+    if (i < std::size(kNames))
+      setNameFn(arg, kNames[i]);
 }
 
 LogicalResult LaunchOp::verifyRegions() {
@@ -145,6 +157,12 @@ LogicalResult LaunchOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 MemoryScope AllocOp::getScope() { return *getMemoryScope(getType()); }
+
+/// Names results after their scope: %shared, %fragment, %local.
+void AllocOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  if (auto scope = getMemoryScope(getType()))
+    setNameFn(getBuffer(), stringifyMemoryScope(*scope));
+}
 
 LogicalResult AllocOp::verify() {
   MemRefType type = getType();
@@ -171,10 +189,10 @@ LogicalResult AllocOp::verify() {
               type.getShape(), [&] { return emitOpError(); })))
         return failure();
       auto launch = (*this)->getParentOfType<LaunchOp>();
-      if (fragment.getThreads() != launch.getThreads())
+      if (fragment.getThreads() != launch.getThreadsAttr().getInt())
         return emitOpError("fragment layout spreads over ")
                << fragment.getThreads() << " threads but the launch has "
-               << launch.getThreads();
+               << launch.getThreadsAttr().getInt();
     } else if (isa<SwizzleAttr>(layout) && *scope != MemoryScope::shared) {
       return emitOpError("a #tile.swizzle needs a shared buffer, got a ")
              << stringifyMemoryScope(*scope) << " buffer";
@@ -348,7 +366,7 @@ LogicalResult ReduceOp::verify() {
   if (failed(verifyOnChipOperand(*this, src, "source")) ||
       failed(verifyOnChipOperand(*this, dst, "target")))
     return failure();
-  int64_t dim = getDim();
+  int64_t dim = getDimAttr().getInt(); // signed: getDim() is uint64_t
   if (dim < 0 || dim >= src.getRank())
     return emitOpError("reduction dim ")
            << dim << " is out of range for a rank-" << src.getRank()
@@ -501,7 +519,7 @@ void PipelinedOp::print(OpAsmPrinter &p) {
   p << " ";
   p.printOperand(getInductionVar());
   p << " = " << getLowerBound() << " to " << getUpperBound() << " step "
-    << getStep() << " stages(" << getStages() << ")";
+    << getStep() << " stages(" << getStagesAttr().getInt() << ")";
   p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {"stages"});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
@@ -509,8 +527,9 @@ void PipelinedOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult PipelinedOp::verify() {
-  if (getStages() < 1)
-    return emitOpError("needs at least one stage, got ") << getStages();
+  int64_t stages = getStagesAttr().getInt(); // signed; getStages() is not
+  if (stages < 1)
+    return emitOpError("needs at least one stage, got ") << stages;
   return verifyInsideLaunch(*this);
 }
 
@@ -525,9 +544,9 @@ LogicalResult PipelinedOp::verifyRegions() {
              << stage.size() << " entries but the body has " << numOps
              << " ops";
     for (int64_t s : stage.asArrayRef())
-      if (s < 0 || s >= getStages())
-        return emitOpError("stage ") << s << " is outside [0, " << getStages()
-                                     << ")";
+      if (s < 0 || s >= getStagesAttr().getInt())
+        return emitOpError("stage ")
+               << s << " is outside [0, " << getStagesAttr().getInt() << ")";
   }
   if (auto order = getOrderAttr()) {
     if (static_cast<int64_t>(order.size()) != numOps)
@@ -558,6 +577,8 @@ static LogicalResult verifyAtomicElementType(Operation *op, Type type) {
 
 LogicalResult AtomicOp::verify() {
   auto type = cast<MemRefType>(getBuffer().getType());
+  if (failed(verifyInsideLaunch(*this)))
+    return failure();
   if (getValue().getType() != type.getElementType())
     return emitOpError("value type ")
            << getValue().getType() << " differs from the element type "

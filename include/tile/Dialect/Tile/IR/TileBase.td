@@ -31,6 +31,9 @@ def Tile_Dialect : Dialect {
       arguments. A static dim may be named too.
     * `tile.output` (unit, on a memref argument): the argument is an output
       that the runtime may allocate when the caller omits it (out_idx).
+    * `tile.name` (string, on any argument): the parameter's name in the
+      kernel's metadata and in the runtime's error messages (default
+      `arg<i>`).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -44,6 +47,8 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
     static constexpr ::llvm::StringLiteral kDimsAttrName = "tile.dims";
     static constexpr ::llvm::StringLiteral kOutputAttrName = "tile.output";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "tile.name";
+    static constexpr ::llvm::StringLiteral kMetadataAttrName = "tile.metadata";
   }];
 }
 

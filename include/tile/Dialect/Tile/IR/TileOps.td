@@ -25,6 +25,7 @@ def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
 }
 
 def Tile_LaunchOp : Tile_Op<"launch", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>,
     SingleBlockImplicitTerminator<"YieldOp">,
     RecursiveMemoryEffects]> {
   let summary = "launch a grid of blocks";
@@ -66,6 +67,7 @@ def Tile_LaunchOp : Tile_Op<"launch", [
 //===----------------------------------------------------------------------===//
 
 def Tile_AllocOp : Tile_Op<"alloc", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     MemoryEffects<[MemAlloc<AutomaticAllocationScopeResource>]>]> {
   let summary = "allocate a shared, fragment or local buffer of a block";
   let description = [{

@@ -1,0 +1,198 @@
+/* tile_runtime.h - C API of the tile kernel runtime.
+ *
+ * Loads a kernel bundle (docs/bundle.md), checks launch arguments against the
+ * kernel's metadata and runs it. No LLVM/MLIR dependency. See docs/runtime.md.
+ *
+ * Error model: every function returning tile_status leaves, on failure, a
+ * human-readable message in a thread-local buffer read by tile_last_error().
+ * The message is only meaningful right after a failing call on the same
+ * thread (success does not clear it, to keep the launch path cheap).
+ *
+ * Threading: a loaded kernel is immutable apart from its allocator slot; any
+ * number of threads may launch the same handle concurrently.
+ */
+#ifndef TILE_RUNTIME_TILE_RUNTIME_H
+#define TILE_RUNTIME_TILE_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tile/Runtime/tile_abi.h"
+
+#if defined(_WIN32)
+#define TILE_RT_API
+#else
+#define TILE_RT_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tile_kernel *tile_kernel_t;
+
+/* ---- errors and version ------------------------------------------------- */
+
+/* The message of the last failed call on this thread ("" if none). */
+TILE_RT_API const char *tile_last_error(void);
+/* "OK", "INVALID_ARGUMENT", ... */
+TILE_RT_API const char *tile_status_name(tile_status status);
+/* Runtime version string, e.g. "0.1.0". */
+TILE_RT_API const char *tile_runtime_version(void);
+
+/* ---- loading ------------------------------------------------------------ */
+
+/* backend: "auto" (or NULL), "ffi", "native", "nvrtc", "metal-torch".
+ * Unknown names give TILE_STATUS_INVALID_ARGUMENT; known names that the
+ * bundle's target cannot use give TILE_STATUS_BACKEND_UNAVAILABLE. */
+TILE_RT_API tile_status tile_kernel_load_file(const char *path,
+                                              const char *backend,
+                                              tile_kernel_t *out);
+/* The bytes are copied; the caller may free them after the call. */
+TILE_RT_API tile_status tile_kernel_load_memory(const void *data, size_t size,
+                                                const char *backend,
+                                                tile_kernel_t *out);
+/* NULL is ignored. Must not race with launches of the same handle. */
+TILE_RT_API void tile_kernel_release(tile_kernel_t kernel);
+
+/* ---- information -------------------------------------------------------- */
+/* Returned strings live as long as the kernel handle. */
+
+TILE_RT_API const char *tile_kernel_name(tile_kernel_t kernel);
+TILE_RT_API const char *tile_kernel_target_kind(tile_kernel_t kernel); /* "cpu" */
+TILE_RT_API const char *tile_kernel_target_chip(tile_kernel_t kernel);
+/* The backend actually in use: "ffi" or "native" (never "auto"). */
+TILE_RT_API const char *tile_kernel_backend(tile_kernel_t kernel);
+/* The metadata JSON text exactly as stored in the bundle (NUL-terminated). */
+TILE_RT_API const char *tile_kernel_metadata(tile_kernel_t kernel);
+
+TILE_RT_API int32_t tile_kernel_num_params(tile_kernel_t kernel);
+
+typedef enum tile_param_kind {
+  TILE_PARAM_TENSOR = 0,
+  TILE_PARAM_SCALAR = 1
+} tile_param_kind;
+
+typedef struct tile_param_info {
+  const char *name;
+  int32_t kind;            /* tile_param_kind */
+  int32_t is_output;       /* metadata "output": the kernel writes it */
+  int32_t in_out_idx;      /* listed in out_idx: may be omitted at launch */
+  int32_t rank;            /* 0 for scalars */
+  const char *dtype;       /* "float16", "int32", ... */
+  DLDataType dl_dtype;     /* the DLPack type tensors must have */
+  const int64_t *shape;    /* rank entries, -1 = dynamic (NULL if rank 0) */
+  const char *const *dims; /* rank symbol names (NULL if rank 0) */
+} tile_param_info;
+
+TILE_RT_API tile_status tile_kernel_param(tile_kernel_t kernel, int32_t index,
+                                          tile_param_info *info);
+
+/* out_idx: the parameters the runtime allocates when they are omitted. */
+TILE_RT_API int32_t tile_kernel_num_outputs(tile_kernel_t kernel);
+TILE_RT_API int32_t tile_kernel_output_param(tile_kernel_t kernel,
+                                             int32_t output);
+
+/* Bundle sections ("mlir", "llvm", "host.so", ...). */
+TILE_RT_API int32_t tile_kernel_num_sections(tile_kernel_t kernel);
+TILE_RT_API const char *tile_kernel_section_name(tile_kernel_t kernel,
+                                                 int32_t index);
+/* TILE_STATUS_INVALID_ARGUMENT if there is no such section. The bytes live
+ * as long as the kernel handle. */
+TILE_RT_API tile_status tile_kernel_section(tile_kernel_t kernel,
+                                            const char *name,
+                                            const void **data, size_t *size);
+
+/* ---- allocation --------------------------------------------------------- */
+
+/* Allocates an output tensor: row-major contiguous, `ndim` dims `shape`,
+ * `dtype`, on `device`. Returns NULL on failure. The runtime validates the
+ * result (shape, dtype, device, contiguity, data) before using it; the
+ * caller of tile_kernel_launch frees it through its deleter. */
+typedef struct tile_allocator {
+  void *ctx;
+  DLManagedTensor *(*alloc)(void *ctx, DLDevice device, DLDataType dtype,
+                            int32_t ndim, const int64_t *shape, void *stream);
+} tile_allocator;
+
+/* Per-kernel allocator (copied; NULL restores the global one). Safe to call
+ * while other threads launch: each launch uses either the old or the new
+ * allocator. */
+TILE_RT_API tile_status tile_set_allocator(tile_kernel_t kernel,
+                                           const tile_allocator *allocator);
+/* Process-wide allocator used by kernels without their own (copied; NULL
+ * restores the built-in one: 64-byte aligned host memory for CPU). */
+TILE_RT_API void tile_set_default_allocator(const tile_allocator *allocator);
+
+/* ---- launching ---------------------------------------------------------- */
+
+typedef enum tile_arg_kind {
+  TILE_ARG_NONE = 0,   /* omitted output (only for out_idx params) */
+  TILE_ARG_TENSOR = 1, /* v.tensor */
+  TILE_ARG_INT = 2,    /* v.i */
+  TILE_ARG_FLOAT = 3   /* v.f */
+} tile_arg_kind;
+
+typedef struct tile_arg {
+  int32_t kind; /* tile_arg_kind */
+  int32_t reserved;
+  union {
+    DLTensor *tensor;
+    int64_t i;
+    double f;
+  } v;
+} tile_arg;
+
+/* Where omitted outputs are returned: tensors[j] receives the output of
+ * out_idx[j] (NULL if the caller passed that output itself). */
+typedef struct tile_outputs {
+  DLManagedTensor **tensors; /* caller-owned array of `capacity` entries */
+  int32_t capacity;
+  int32_t count; /* set by the launch: the number of out_idx entries */
+} tile_outputs;
+
+/* Runs the kernel. `args` holds either one entry per parameter, or one per
+ * parameter not in out_idx (then every output is omitted). Omitted outputs
+ * are allocated and returned in `outs` (required when any is omitted). The
+ * call blocks until the kernel has finished on CPU; `stream` is the
+ * CUDA/HIP stream for GPU targets (ignored on CPU). On failure nothing was
+ * launched and no output is returned. */
+TILE_RT_API tile_status tile_kernel_launch(tile_kernel_t kernel,
+                                           const tile_arg *args, int32_t nargs,
+                                           void *stream, tile_outputs *outs);
+
+/* Convenience constructors. */
+static inline tile_arg tile_arg_tensor(DLTensor *t) {
+  tile_arg a;
+  a.kind = TILE_ARG_TENSOR;
+  a.reserved = 0;
+  a.v.tensor = t;
+  return a;
+}
+static inline tile_arg tile_arg_int(int64_t i) {
+  tile_arg a;
+  a.kind = TILE_ARG_INT;
+  a.reserved = 0;
+  a.v.i = i;
+  return a;
+}
+static inline tile_arg tile_arg_float(double f) {
+  tile_arg a;
+  a.kind = TILE_ARG_FLOAT;
+  a.reserved = 0;
+  a.v.f = f;
+  return a;
+}
+static inline tile_arg tile_arg_none(void) {
+  tile_arg a;
+  a.kind = TILE_ARG_NONE;
+  a.reserved = 0;
+  a.v.i = 0;
+  return a;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILE_RUNTIME_TILE_RUNTIME_H */

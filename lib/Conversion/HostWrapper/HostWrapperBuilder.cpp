@@ -1,0 +1,530 @@
+//===- HostWrapperBuilder.cpp - generate native host wrappers -------------===//
+
+#include "tile/Conversion/HostWrapperBuilder.h"
+
+#include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+//===----------------------------------------------------------------------===//
+// HostCodeBuilder
+//===----------------------------------------------------------------------===//
+
+HostCodeBuilder::HostCodeBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {
+  MLIRContext *ctx = b.getContext();
+  ptrType = LLVM::LLVMPointerType::get(ctx);
+  i8Type = b.getI8Type();
+  i16Type = b.getI16Type();
+  i32Type = b.getI32Type();
+  i64Type = b.getI64Type();
+}
+
+Value HostCodeBuilder::i32(int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, i32Type, b.getI32IntegerAttr(v));
+}
+Value HostCodeBuilder::i64(int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(v));
+}
+Value HostCodeBuilder::nullPtr() { return LLVM::ZeroOp::create(b, loc, ptrType); }
+
+Value HostCodeBuilder::byteGEP(Value base, int64_t offset) {
+  if (offset == 0)
+    return base;
+  return LLVM::GEPOp::create(b, loc, ptrType, i8Type, base,
+                             ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
+}
+Value HostCodeBuilder::byteGEP(Value base, Value offset) {
+  return LLVM::GEPOp::create(b, loc, ptrType, i8Type, base, ValueRange{offset});
+}
+Value HostCodeBuilder::loadAt(Type type, Value base, int64_t offset) {
+  return LLVM::LoadOp::create(b, loc, type, byteGEP(base, offset));
+}
+Value HostCodeBuilder::loadPtrAt(Value array, int64_t i) {
+  return loadAt(ptrType, array, i * 8);
+}
+void HostCodeBuilder::storeAt(Value value, Value base, int64_t offset) {
+  LLVM::StoreOp::create(b, loc, value, byteGEP(base, offset));
+}
+Value HostCodeBuilder::entryAlloca(Type type, int64_t count) {
+  OpBuilder::InsertionGuard guard(b);
+  Block *entry = &b.getInsertionBlock()->getParent()->front();
+  b.setInsertionPointToStart(entry);
+  Value n = LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(count));
+  return LLVM::AllocaOp::create(b, loc, ptrType, type, n, /*alignment=*/16);
+}
+
+//===----------------------------------------------------------------------===//
+// Native wrapper
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// DLTensor field offsets (x86-64 / aarch64, DLPack ABI).
+constexpr int64_t kDataOff = 0, kDeviceTypeOff = 8, kDeviceIdOff = 12,
+                  kNdimOff = 16, kDTypeCodeOff = 20, kDTypeBitsOff = 21,
+                  kDTypeLanesOff = 22, kShapeOff = 24, kStridesOff = 32,
+                  kByteOffsetOff = 40;
+// tile_native_env field offsets.
+constexpr int64_t kEnvCtxOff = 0, kEnvAllocOff = 8, kEnvRunOff = 16,
+                  kEnvErrorOff = 24;
+
+// Check codes (docs/bundle.md).
+enum CheckCode : int32_t {
+  NullTensor = 1,
+  DeviceType = 2,
+  DeviceId = 3,
+  DType = 4,
+  Rank = 5,
+  StaticDim = 6,
+  Symbol = 7,
+  Stride = 8,
+  NullData = 9,
+  Alignment = 10,
+  NegativeDim = 11,
+  UnboundSymbol = 12,
+};
+
+/// DLPack (code, bits) of a metadata dtype name.
+std::pair<int64_t, int64_t> dlpackDType(StringRef name) {
+  // kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6,
+  // kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 12.
+  if (name == "bool")
+    return {6, 8};
+  if (name == "bfloat16")
+    return {4, 16};
+  if (name == "float8_e4m3fn")
+    return {10, 8};
+  if (name == "float8_e5m2")
+    return {12, 8};
+  if (name.consume_front("float"))
+    return {2, std::stoi(name.str())};
+  if (name.consume_front("uint"))
+    return {1, std::stoi(name.str())};
+  if (name.consume_front("int"))
+    return {0, std::stoi(name.str())};
+  return {-1, 0};
+}
+
+class NativeWrapperGen {
+public:
+  NativeWrapperGen(ModuleOp module, const KernelMetadata &md, int32_t devType)
+      : module(module), md(md), deviceType(devType),
+        builder(OpBuilder::atBlockEnd(module.getBody())),
+        h(builder, module.getLoc()) {}
+
+  LogicalResult generate();
+
+private:
+  Value i1(bool v) {
+    return LLVM::ConstantOp::create(builder, h.loc, builder.getI1Type(),
+                                    builder.getBoolAttr(v));
+  }
+  Value cmp(LLVM::ICmpPredicate p, Value a, Value b) {
+    return LLVM::ICmpOp::create(builder, h.loc, p, a, b);
+  }
+  Block *newBlock() {
+    Block *block = new Block();
+    fn.getBody().push_back(block);
+    return block;
+  }
+  /// Continues in a fresh block when `ok`, else reports the check error.
+  void check(Value ok, int32_t code, int64_t param, int64_t dim,
+             Value expected, Value actual) {
+    Block *cont = newBlock();
+    SmallVector<Value> errArgs = {h.i32(code), h.i32(param), h.i32(dim),
+                                  expected, actual};
+    LLVM::CondBrOp::create(builder, h.loc, ok, cont, ValueRange{}, errorBlock,
+                           errArgs);
+    builder.setInsertionPointToStart(cont);
+  }
+  /// if (cond) then() else otherwise(); both continue at a join block.
+  void ifThenElse(Value cond, function_ref<void()> then,
+                  function_ref<void()> otherwise) {
+    Block *thenBlock = newBlock(), *elseBlock = newBlock();
+    Block *join = newBlock();
+    LLVM::CondBrOp::create(builder, h.loc, cond, thenBlock, elseBlock);
+    builder.setInsertionPointToStart(thenBlock);
+    then();
+    LLVM::BrOp::create(builder, h.loc, join);
+    builder.setInsertionPointToStart(elseBlock);
+    otherwise();
+    LLVM::BrOp::create(builder, h.loc, join);
+    builder.setInsertionPointToStart(join);
+  }
+
+  void buildErrorBlock();
+  void checkTensor(int64_t i);
+  void bindSymbol(int64_t param, int64_t dim, const std::string &sym,
+                  Value size);
+  void allocateOutput(int64_t i);
+  Value buildDescriptor(int64_t i);
+  Value evalGrid(const GridExpr &e);
+
+  ModuleOp module;
+  const KernelMetadata &md;
+  int32_t deviceType;
+  OpBuilder builder;
+  HostCodeBuilder h;
+  LLVM::LLVMFuncOp fn;
+  Block *errorBlock = nullptr;
+  Value tensorsArg, scalarsArg, envArg;
+  SmallVector<Value> tensorSlots;               // per param (null: scalar)
+  llvm::StringMap<std::pair<Value, Value>> symbolSlots; // value, bound flag
+  Value deviceIdSlot, deviceIdBound;
+};
+
+void NativeWrapperGen::buildErrorBlock() {
+  OpBuilder::InsertionGuard guard(builder);
+  errorBlock = newBlock();
+  Type i32 = h.i32Type, i64 = h.i64Type;
+  for (Type t : {i32, i32, i32, i64, i64})
+    errorBlock->addArgument(t, h.loc);
+  builder.setInsertionPointToStart(errorBlock);
+  Value err = h.loadAt(h.ptrType, envArg, kEnvErrorOff);
+  h.storeAt(errorBlock->getArgument(0), err, 0);
+  h.storeAt(errorBlock->getArgument(1), err, 4);
+  h.storeAt(errorBlock->getArgument(2), err, 8);
+  h.storeAt(h.i32(0), err, 12);
+  h.storeAt(errorBlock->getArgument(3), err, 16);
+  h.storeAt(errorBlock->getArgument(4), err, 24);
+  LLVM::ReturnOp::create(builder, h.loc, h.i32(kStatusInvalidArgument));
+}
+
+void NativeWrapperGen::bindSymbol(int64_t param, int64_t dim,
+                                  const std::string &sym, Value size) {
+  auto [slot, flag] = symbolSlots.lookup(sym);
+  Value bound = LLVM::LoadOp::create(builder, h.loc, h.i8Type, flag);
+  Value isBound = cmp(LLVM::ICmpPredicate::ne, bound,
+                      LLVM::ConstantOp::create(builder, h.loc, h.i8Type,
+                                               builder.getI8IntegerAttr(0)));
+  ifThenElse(
+      isBound,
+      [&] {
+        Value prev = LLVM::LoadOp::create(builder, h.loc, h.i64Type, slot);
+        check(cmp(LLVM::ICmpPredicate::eq, size, prev), Symbol, param, dim,
+              prev, size);
+      },
+      [&] {
+        LLVM::StoreOp::create(builder, h.loc, size, slot);
+        LLVM::StoreOp::create(builder, h.loc,
+                              LLVM::ConstantOp::create(
+                                  builder, h.loc, h.i8Type,
+                                  builder.getI8IntegerAttr(1)),
+                              flag);
+      });
+}
+
+void NativeWrapperGen::checkTensor(int64_t i) {
+  const ParamInfo &p = md.params[i];
+  Value t = h.loadPtrAt(tensorsArg, i);
+  LLVM::StoreOp::create(builder, h.loc, t, tensorSlots[i]);
+  Value isNull = cmp(LLVM::ICmpPredicate::eq, t, h.nullPtr());
+  Block *next = newBlock();
+  if (p.isOutput) {
+    // An omitted output is allocated after the walk.
+    Block *present = newBlock();
+    LLVM::CondBrOp::create(builder, h.loc, isNull, next, present);
+    builder.setInsertionPointToStart(present);
+  } else {
+    check(LLVM::XOrOp::create(builder, h.loc, isNull, i1(true)), NullTensor, i,
+          -1, h.i64(0), h.i64(0));
+  }
+  Value devType = h.loadAt(h.i32Type, t, kDeviceTypeOff);
+  check(cmp(LLVM::ICmpPredicate::eq, devType, h.i32(deviceType)), DeviceType,
+        i, -1, h.i64(deviceType),
+        LLVM::SExtOp::create(builder, h.loc, h.i64Type, devType));
+  Value devId = h.loadAt(h.i32Type, t, kDeviceIdOff);
+  Value idBound = LLVM::LoadOp::create(builder, h.loc, h.i8Type, deviceIdBound);
+  ifThenElse(
+      cmp(LLVM::ICmpPredicate::ne, idBound,
+          LLVM::ConstantOp::create(builder, h.loc, h.i8Type,
+                                   builder.getI8IntegerAttr(0))),
+      [&] {
+        Value first = LLVM::LoadOp::create(builder, h.loc, h.i32Type, deviceIdSlot);
+        check(cmp(LLVM::ICmpPredicate::eq, devId, first), DeviceId, i, -1,
+              LLVM::SExtOp::create(builder, h.loc, h.i64Type, first),
+              LLVM::SExtOp::create(builder, h.loc, h.i64Type, devId));
+      },
+      [&] {
+        LLVM::StoreOp::create(builder, h.loc, devId, deviceIdSlot);
+        LLVM::StoreOp::create(builder, h.loc,
+                              LLVM::ConstantOp::create(
+                                  builder, h.loc, h.i8Type,
+                                  builder.getI8IntegerAttr(1)),
+                              deviceIdBound);
+      });
+  // dtype packed as code << 16 | bits << 8 | lanes.
+  auto [code, bits] = dlpackDType(p.dtype);
+  Value c = LLVM::ZExtOp::create(builder, h.loc, h.i64Type,
+                                 h.loadAt(h.i8Type, t, kDTypeCodeOff));
+  Value bt = LLVM::ZExtOp::create(builder, h.loc, h.i64Type,
+                                  h.loadAt(h.i8Type, t, kDTypeBitsOff));
+  Value ln = LLVM::ZExtOp::create(builder, h.loc, h.i64Type,
+                                  h.loadAt(h.i16Type, t, kDTypeLanesOff));
+  Value packed = LLVM::OrOp::create(
+      builder, h.loc,
+      LLVM::OrOp::create(builder, h.loc,
+                         LLVM::ShlOp::create(builder, h.loc, c, h.i64(16)),
+                         LLVM::ShlOp::create(builder, h.loc, bt, h.i64(8))),
+      ln);
+  int64_t expectedPacked = (code << 16) | (bits << 8) | 1;
+  check(cmp(LLVM::ICmpPredicate::eq, packed, h.i64(expectedPacked)), DType, i,
+        -1, h.i64(expectedPacked), packed);
+  Value ndim = h.loadAt(h.i32Type, t, kNdimOff);
+  check(cmp(LLVM::ICmpPredicate::eq, ndim, h.i32(p.rank)), Rank, i, -1,
+        h.i64(p.rank), LLVM::SExtOp::create(builder, h.loc, h.i64Type, ndim));
+  Value shape = h.loadAt(h.ptrType, t, kShapeOff);
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < p.rank; ++d) {
+    Value size = h.loadAt(h.i64Type, shape, d * 8);
+    sizes.push_back(size);
+    check(cmp(LLVM::ICmpPredicate::sge, size, h.i64(0)), NegativeDim, i, d,
+          h.i64(0), size);
+    if (p.shape[d] >= 0)
+      check(cmp(LLVM::ICmpPredicate::eq, size, h.i64(p.shape[d])), StaticDim,
+            i, d, h.i64(p.shape[d]), size);
+    if (!p.dims[d].empty())
+      bindSymbol(i, d, p.dims[d], size);
+  }
+  // Strides: NULL means compact row-major; otherwise every dim of extent > 1
+  // must have the row-major stride.
+  Value strides = h.loadAt(h.ptrType, t, kStridesOff);
+  ifThenElse(
+      cmp(LLVM::ICmpPredicate::ne, strides, h.nullPtr()),
+      [&] {
+        Value expected = h.i64(1);
+        for (int64_t d = p.rank - 1; d >= 0; --d) {
+          Value stride = h.loadAt(h.i64Type, strides, d * 8);
+          Value trivial = cmp(LLVM::ICmpPredicate::sle, sizes[d], h.i64(1));
+          Value matches = cmp(LLVM::ICmpPredicate::eq, stride, expected);
+          check(LLVM::OrOp::create(builder, h.loc, trivial, matches), Stride,
+                i, d, expected, stride);
+          expected = LLVM::MulOp::create(builder, h.loc, expected, sizes[d]);
+        }
+      },
+      [] {});
+  Value numel = h.i64(1);
+  for (Value s : sizes)
+    numel = LLVM::MulOp::create(builder, h.loc, numel, s);
+  Value data = h.loadAt(h.ptrType, t, kDataOff);
+  Value empty = cmp(LLVM::ICmpPredicate::eq, numel, h.i64(0));
+  Value hasData = cmp(LLVM::ICmpPredicate::ne, data, h.nullPtr());
+  check(LLVM::OrOp::create(builder, h.loc, empty, hasData), NullData, i, -1,
+        h.i64(0), h.i64(0));
+  Value byteOffset = h.loadAt(h.i64Type, t, kByteOffsetOff);
+  Value address = LLVM::AddOp::create(
+      builder, h.loc, LLVM::PtrToIntOp::create(builder, h.loc, h.i64Type, data),
+      byteOffset);
+  Value misalign = LLVM::URemOp::create(builder, h.loc, address,
+                                        h.i64(p.elementBytes));
+  check(cmp(LLVM::ICmpPredicate::eq, misalign, h.i64(0)), Alignment, i, -1,
+        h.i64(p.elementBytes), misalign);
+  LLVM::BrOp::create(builder, h.loc, next);
+  builder.setInsertionPointToStart(next);
+}
+
+void NativeWrapperGen::allocateOutput(int64_t i) {
+  const ParamInfo &p = md.params[i];
+  Value t = LLVM::LoadOp::create(builder, h.loc, h.ptrType, tensorSlots[i]);
+  Value isNull = cmp(LLVM::ICmpPredicate::eq, t, h.nullPtr());
+  ifThenElse(
+      isNull,
+      [&] {
+        Value shape = h.entryAlloca(h.i64Type, std::max<int64_t>(p.rank, 1));
+        for (int64_t d = 0; d < p.rank; ++d) {
+          Value size;
+          if (p.shape[d] >= 0) {
+            size = h.i64(p.shape[d]);
+          } else {
+            auto [slot, flag] = symbolSlots.lookup(p.dims[d]);
+            Value bound = LLVM::LoadOp::create(builder, h.loc, h.i8Type, flag);
+            check(cmp(LLVM::ICmpPredicate::ne, bound,
+                      LLVM::ConstantOp::create(builder, h.loc, h.i8Type,
+                                               builder.getI8IntegerAttr(0))),
+                  UnboundSymbol, i, d, h.i64(0), h.i64(0));
+            size = LLVM::LoadOp::create(builder, h.loc, h.i64Type, slot);
+          }
+          h.storeAt(size, shape, d * 8);
+        }
+        Value ctx = h.loadAt(h.ptrType, envArg, kEnvCtxOff);
+        Value allocFn = h.loadAt(h.ptrType, envArg, kEnvAllocOff);
+        auto allocType = LLVM::LLVMFunctionType::get(
+            h.ptrType, {h.ptrType, h.i32Type, h.ptrType});
+        Value created =
+            LLVM::CallOp::create(builder, h.loc, allocType,
+                                 ValueRange{allocFn, ctx, h.i32(i), shape})
+                .getResult();
+        Block *ok = newBlock(), *oom = newBlock();
+        LLVM::CondBrOp::create(builder, h.loc,
+                               cmp(LLVM::ICmpPredicate::ne, created, h.nullPtr()),
+                               ok, oom);
+        builder.setInsertionPointToStart(oom);
+        LLVM::ReturnOp::create(builder, h.loc, h.i32(kStatusOutOfMemory));
+        builder.setInsertionPointToStart(ok);
+        LLVM::StoreOp::create(builder, h.loc, created, tensorSlots[i]);
+      },
+      [] {});
+}
+
+/// A memref descriptor {allocated, aligned, offset, sizes[r], strides[r]} for
+/// tensor param `i`, with compact row-major strides (checked above).
+Value NativeWrapperGen::buildDescriptor(int64_t i) {
+  const ParamInfo &p = md.params[i];
+  Value t = LLVM::LoadOp::create(builder, h.loc, h.ptrType, tensorSlots[i]);
+  Value desc = h.entryAlloca(h.i64Type, 3 + 2 * p.rank);
+  Value data = h.loadAt(h.ptrType, t, kDataOff);
+  Value byteOffset = h.loadAt(h.i64Type, t, kByteOffsetOff);
+  Value base = h.byteGEP(data, byteOffset);
+  h.storeAt(base, desc, 0);
+  h.storeAt(base, desc, 8);
+  h.storeAt(h.i64(0), desc, 16);
+  Value shape = h.loadAt(h.ptrType, t, kShapeOff);
+  Value stride = h.i64(1);
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < p.rank; ++d)
+    sizes.push_back(h.loadAt(h.i64Type, shape, d * 8));
+  for (int64_t d = p.rank - 1; d >= 0; --d) {
+    h.storeAt(sizes[d], desc, 24 + d * 8);
+    h.storeAt(stride, desc, 24 + (p.rank + d) * 8);
+    stride = LLVM::MulOp::create(builder, h.loc, stride, sizes[d]);
+  }
+  return desc;
+}
+
+/// Grid expressions in i64; a division by zero yields 0 (no blocks), as in
+/// the runtime's evaluator.
+Value NativeWrapperGen::evalGrid(const GridExpr &e) {
+  switch (e.kind) {
+  case GridExpr::Kind::Const:
+    return h.i64(e.value);
+  case GridExpr::Kind::Sym:
+    return LLVM::LoadOp::create(builder, h.loc, h.i64Type,
+                                symbolSlots.lookup(e.name).first);
+  case GridExpr::Kind::Scalar: {
+    const ParamInfo &p = md.params[e.param];
+    Value slot = h.loadPtrAt(scalarsArg, e.param);
+    if (p.dtype == "int32")
+      return LLVM::SExtOp::create(builder, h.loc, h.i64Type,
+                                  LLVM::LoadOp::create(builder, h.loc,
+                                                       h.i32Type, slot));
+    return LLVM::LoadOp::create(builder, h.loc, h.i64Type, slot);
+  }
+  case GridExpr::Kind::Op:
+    break;
+  }
+  Value a = evalGrid(e.args[0]), b = evalGrid(e.args[1]);
+  using P = LLVM::ICmpPredicate;
+  auto select = [&](P pred, Value x, Value y) -> Value {
+    return LLVM::SelectOp::create(builder, h.loc, cmp(pred, x, y), x, y);
+  };
+  StringRef op = e.name;
+  if (op == "add")
+    return LLVM::AddOp::create(builder, h.loc, a, b);
+  if (op == "sub")
+    return LLVM::SubOp::create(builder, h.loc, a, b);
+  if (op == "mul")
+    return LLVM::MulOp::create(builder, h.loc, a, b);
+  if (op == "minu")
+    return select(P::ult, a, b);
+  if (op == "maxu")
+    return select(P::ugt, a, b);
+  if (op == "mins")
+    return select(P::slt, a, b);
+  if (op == "maxs")
+    return select(P::sgt, a, b);
+  Value isZero = cmp(P::eq, b, h.i64(0));
+  Value safe = LLVM::SelectOp::create(builder, h.loc, isZero, h.i64(1), b);
+  Value r;
+  if (op == "divu")
+    r = LLVM::UDivOp::create(builder, h.loc, a, safe);
+  else if (op == "divs")
+    r = LLVM::SDivOp::create(builder, h.loc, a, safe);
+  else if (op == "remu")
+    r = LLVM::URemOp::create(builder, h.loc, a, safe);
+  else if (op == "rems")
+    r = LLVM::SRemOp::create(builder, h.loc, a, safe);
+  else if (op == "ceildivu" || op == "ceildivs") {
+    Value biased = LLVM::SubOp::create(
+        builder, h.loc, LLVM::AddOp::create(builder, h.loc, a, safe), h.i64(1));
+    r = op == "ceildivu"
+            ? (Value)LLVM::UDivOp::create(builder, h.loc, biased, safe)
+            : (Value)LLVM::SDivOp::create(builder, h.loc, biased, safe);
+  } else {
+    llvm_unreachable("unknown grid op (rejected when the metadata was read)");
+  }
+  return LLVM::SelectOp::create(builder, h.loc, isZero, h.i64(0), r);
+}
+
+LogicalResult NativeWrapperGen::generate() {
+  auto fnType = LLVM::LLVMFunctionType::get(
+      h.i32Type, {h.ptrType, h.ptrType, h.ptrType});
+  fn = LLVM::LLVMFuncOp::create(builder, h.loc, md.nativeEntry(), fnType);
+  Block *entry = fn.addEntryBlock(builder);
+  builder.setInsertionPointToStart(entry);
+  tensorsArg = entry->getArgument(0);
+  scalarsArg = entry->getArgument(1);
+  envArg = entry->getArgument(2);
+  buildErrorBlock();
+
+  Value zero8 = LLVM::ConstantOp::create(builder, h.loc, h.i8Type,
+                                         builder.getI8IntegerAttr(0));
+  for (const std::string &sym : md.symbols) {
+    Value slot = h.entryAlloca(h.i64Type);
+    Value flag = h.entryAlloca(h.i8Type);
+    LLVM::StoreOp::create(builder, h.loc, h.i64(0), slot);
+    LLVM::StoreOp::create(builder, h.loc, zero8, flag);
+    symbolSlots[sym] = {slot, flag};
+  }
+  deviceIdSlot = h.entryAlloca(h.i32Type);
+  deviceIdBound = h.entryAlloca(h.i8Type);
+  LLVM::StoreOp::create(builder, h.loc, zero8, deviceIdBound);
+  for (const ParamInfo &p : md.params)
+    tensorSlots.push_back(p.isTensor ? h.entryAlloca(h.ptrType) : Value());
+
+  for (auto [i, p] : llvm::enumerate(md.params))
+    if (p.isTensor)
+      checkTensor(i);
+  for (auto [i, p] : llvm::enumerate(md.params))
+    if (p.isTensor && p.isOutput)
+      allocateOutput(i);
+
+  int64_t n = md.params.size();
+  Value args = h.entryAlloca(h.ptrType, std::max<int64_t>(n, 1));
+  for (auto [i, p] : llvm::enumerate(md.params)) {
+    Value slot = p.isTensor ? buildDescriptor(i) : h.loadPtrAt(scalarsArg, i);
+    h.storeAt(slot, args, i * 8);
+  }
+  Value grid[3];
+  for (int d = 0; d < 3; ++d)
+    grid[d] = evalGrid(md.grid[d]);
+  Value empty = i1(false);
+  for (Value g : grid)
+    empty = LLVM::OrOp::create(builder, h.loc, empty,
+                               cmp(LLVM::ICmpPredicate::sle, g, h.i64(0)));
+  Block *launch = newBlock(), *nothing = newBlock();
+  LLVM::CondBrOp::create(builder, h.loc, empty, nothing, launch);
+  builder.setInsertionPointToStart(nothing);
+  LLVM::ReturnOp::create(builder, h.loc, h.i32(kStatusOk));
+  builder.setInsertionPointToStart(launch);
+  Value runCtx = h.loadAt(h.ptrType, envArg, kEnvCtxOff);
+  Value runFn = h.loadAt(h.ptrType, envArg, kEnvRunOff);
+  auto runType = LLVM::LLVMFunctionType::get(
+      h.i32Type, {h.ptrType, h.ptrType, h.i64Type, h.i64Type, h.i64Type});
+  Value status = LLVM::CallOp::create(
+                     builder, h.loc, runType,
+                     ValueRange{runFn, runCtx, args, grid[0], grid[1], grid[2]})
+                     .getResult();
+  LLVM::ReturnOp::create(builder, h.loc, status);
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::tile::buildNativeWrapper(ModuleOp module,
+                                             const KernelMetadata &md,
+                                             int32_t deviceType) {
+  return NativeWrapperGen(module, md, deviceType).generate();
+}

@@ -1,0 +1,462 @@
+//===- TileToSCF.cpp - collective tile ops to whole-tile loops ------------===//
+//
+// The reference semantics of every collective op, as serial loops over the
+// whole tile. The CPU target runs these; they are also the oracle that the
+// GPU lowerings are tested against.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tile/Conversion/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_CONVERTTILETOSCF
+#include "tile/Conversion/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Builds a loop nest 0..extent[d] (step 1) and calls `body` with the ivs in
+/// the innermost loop.
+void buildTileLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
+                    function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<Value> lbs, ubs, steps;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t e : extents) {
+    lbs.push_back(zero);
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, e));
+    steps.push_back(one);
+  }
+  if (extents.empty()) {
+    body(b, loc, {});
+    return;
+  }
+  scf::buildLoopNest(b, loc, lbs, ubs, steps,
+                     [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+                       body(nb, nl, ivs);
+                     });
+}
+
+/// Converts `v` between element types of the same class (copy semantics).
+Value convertElement(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (isa<FloatType>(from) && isa<FloatType>(to)) {
+    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+      return arith::TruncFOp::create(b, loc, to, v);
+    // Same width, different format (f16 <-> bf16): go through f32.
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return arith::TruncFOp::create(b, loc, to, wide);
+  }
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtSIOp::create(b, loc, to, v);
+  return arith::TruncIOp::create(b, loc, to, v);
+}
+
+Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+}
+
+/// `starts[d] + ivs[d]` for each dim, and whether all lie inside `memref`.
+std::pair<SmallVector<Value>, Value>
+globalIndices(OpBuilder &b, Location loc, Value memref, ValueRange starts,
+              ValueRange ivs, ArrayRef<Value> dims) {
+  SmallVector<Value> idx;
+  Value inBounds;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [d, start] : llvm::enumerate(starts)) {
+    Value g = arith::AddIOp::create(b, loc, start, ivs[d]);
+    idx.push_back(g);
+    Value lo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, g, zero);
+    Value hi =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, g, dims[d]);
+    Value ok = arith::AndIOp::create(b, loc, lo, hi);
+    inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
+  }
+  return {idx, inBounds};
+}
+
+SmallVector<Value> memrefDims(OpBuilder &b, Location loc, Value memref) {
+  SmallVector<Value> dims;
+  auto type = cast<MemRefType>(memref.getType());
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    dims.push_back(memref::DimOp::create(b, loc, memref, d));
+  return dims;
+}
+
+//===----------------------------------------------------------------------===//
+// copy
+//===----------------------------------------------------------------------===//
+
+struct CopyToLoops : OpRewritePattern<CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CopyOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto srcType = cast<MemRefType>(op.getSource().getType());
+    auto dstType = cast<MemRefType>(op.getTarget().getType());
+    bool srcGlobal = isGlobal(srcType), dstGlobal = isGlobal(dstType);
+    ArrayRef<int64_t> shape =
+        srcGlobal ? dstType.getShape() : srcType.getShape();
+    SmallVector<Value> srcDims, dstDims;
+    if (srcGlobal)
+      srcDims = memrefDims(rewriter, loc, op.getSource());
+    if (dstGlobal)
+      dstDims = memrefDims(rewriter, loc, op.getTarget());
+    Type srcElt = srcType.getElementType(), dstElt = dstType.getElementType();
+    buildTileLoops(rewriter, loc, shape, [&](OpBuilder &b, Location l,
+                                             ValueRange ivs) {
+      Value value;
+      if (srcGlobal) {
+        auto [idx, ok] = globalIndices(b, l, op.getSource(),
+                                       op.getSourceIndices(), ivs, srcDims);
+        auto ifOp = scf::IfOp::create(
+            b, l, ok,
+            [&](OpBuilder &tb, Location tl) {
+              Value v = memref::LoadOp::create(tb, tl, op.getSource(), idx);
+              scf::YieldOp::create(tb, tl, v);
+            },
+            [&](OpBuilder &eb, Location el) {
+              scf::YieldOp::create(eb, el, zeroOf(eb, el, srcElt));
+            });
+        value = ifOp.getResult(0);
+      } else {
+        value = memref::LoadOp::create(b, l, op.getSource(), ivs);
+      }
+      value = convertElement(b, l, value, dstElt);
+      if (dstGlobal) {
+        auto [idx, ok] = globalIndices(b, l, op.getTarget(),
+                                       op.getTargetIndices(), ivs, dstDims);
+        scf::IfOp::create(b, l, ok, [&](OpBuilder &tb, Location tl) {
+          memref::StoreOp::create(tb, tl, value, op.getTarget(), idx);
+          scf::YieldOp::create(tb, tl);
+        });
+      } else {
+        memref::StoreOp::create(b, l, value, op.getTarget(), ivs);
+      }
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// fill / clear
+//===----------------------------------------------------------------------===//
+
+void fillBuffer(OpBuilder &b, Location loc, Value buffer, Value value) {
+  auto type = cast<MemRefType>(buffer.getType());
+  buildTileLoops(b, loc, type.getShape(),
+                 [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                   memref::StoreOp::create(nb, l, value, buffer, ivs);
+                 });
+}
+
+struct FillToLoops : OpRewritePattern<FillOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FillOp op,
+                                PatternRewriter &rewriter) const override {
+    fillBuffer(rewriter, op.getLoc(), op.getBuffer(), op.getValue());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ClearToLoops : OpRewritePattern<ClearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClearOp op,
+                                PatternRewriter &rewriter) const override {
+    Type elt = cast<MemRefType>(op.getBuffer().getType()).getElementType();
+    fillBuffer(rewriter, op.getLoc(), op.getBuffer(),
+               zeroOf(rewriter, op.getLoc(), elt));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// gemm
+//===----------------------------------------------------------------------===//
+
+struct GemmToLoops : OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GemmOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type accType = cast<MemRefType>(op.getC().getType()).getElementType();
+    // f16 accumulators add in f32 and round after each step, as an MMA unit
+    // with f16 accumulation does per instruction.
+    Type computeType = accType.isF16() ? rewriter.getF32Type() : accType;
+    if (op.getClear())
+      fillBuffer(rewriter, loc, op.getC(), zeroOf(rewriter, loc, accType));
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    bool ta = op.getTransposeA(), tb = op.getTransposeB();
+    bool isFloat = isa<FloatType>(accType);
+    // Loop order i, k, j: the innermost loop walks rows of B and C
+    // contiguously, which LLVM vectorizes.
+    scf::buildLoopNest(
+        rewriter, loc, {zero, zero}, {cst(op.getM()), cst(op.getK())},
+        {one, one}, [&](OpBuilder &b, Location l, ValueRange ik) {
+          Value i = ik[0], k = ik[1];
+          Value a = memref::LoadOp::create(
+              b, l, op.getA(), ta ? ValueRange{k, i} : ValueRange{i, k});
+          a = convertElement(b, l, a, computeType);
+          Value zeroJ = arith::ConstantIndexOp::create(b, l, 0);
+          Value oneJ = arith::ConstantIndexOp::create(b, l, 1);
+          Value n = arith::ConstantIndexOp::create(b, l, op.getN());
+          scf::ForOp::create(
+              b, l, zeroJ, n, oneJ, ValueRange{},
+              [&](OpBuilder &jb, Location jl, Value j, ValueRange) {
+                Value bv = memref::LoadOp::create(
+                    jb, jl, op.getB(), tb ? ValueRange{j, k} : ValueRange{k, j});
+                bv = convertElement(jb, jl, bv, computeType);
+                Value c = memref::LoadOp::create(jb, jl, op.getC(),
+                                                 ValueRange{i, j});
+                c = convertElement(jb, jl, c, computeType);
+                Value sum;
+                if (isFloat) {
+                  Value prod = arith::MulFOp::create(jb, jl, a, bv);
+                  sum = arith::AddFOp::create(jb, jl, c, prod);
+                } else {
+                  Value prod = arith::MulIOp::create(jb, jl, a, bv);
+                  sum = arith::AddIOp::create(jb, jl, c, prod);
+                }
+                sum = convertElement(jb, jl, sum, accType);
+                memref::StoreOp::create(jb, jl, sum, op.getC(),
+                                        ValueRange{i, j});
+                scf::YieldOp::create(jb, jl);
+              });
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// reduce
+//===----------------------------------------------------------------------===//
+
+Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
+  if (auto ft = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    switch (kind) {
+    case ReduceKind::max:
+      return arith::ConstantOp::create(
+          b, loc, type, b.getFloatAttr(type, APFloat::getInf(sem, true)));
+    case ReduceKind::min:
+      return arith::ConstantOp::create(
+          b, loc, type, b.getFloatAttr(type, APFloat::getInf(sem, false)));
+    default:
+      return zeroOf(b, loc, type);
+    }
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  switch (kind) {
+  case ReduceKind::max:
+    return arith::ConstantOp::create(
+        b, loc, type, b.getIntegerAttr(type, APInt::getSignedMinValue(width)));
+  case ReduceKind::min:
+    return arith::ConstantOp::create(
+        b, loc, type, b.getIntegerAttr(type, APInt::getSignedMaxValue(width)));
+  default:
+    return zeroOf(b, loc, type);
+  }
+}
+
+Value reduceCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
+                    Value x) {
+  bool isFloat = isa<FloatType>(x.getType());
+  if (kind == ReduceKind::abssum || kind == ReduceKind::absmax)
+    x = isFloat ? (Value)math::AbsFOp::create(b, loc, x)
+                : (Value)math::AbsIOp::create(b, loc, x);
+  switch (kind) {
+  case ReduceKind::sum:
+  case ReduceKind::abssum:
+    return isFloat ? (Value)arith::AddFOp::create(b, loc, acc, x)
+                   : (Value)arith::AddIOp::create(b, loc, acc, x);
+  case ReduceKind::max:
+  case ReduceKind::absmax:
+    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, acc, x)
+                   : (Value)arith::MaxSIOp::create(b, loc, acc, x);
+  case ReduceKind::min:
+    return isFloat ? (Value)arith::MinimumFOp::create(b, loc, acc, x)
+                   : (Value)arith::MinSIOp::create(b, loc, acc, x);
+  }
+  llvm_unreachable("bad reduce kind");
+}
+
+struct ReduceToLoops : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto srcType = cast<MemRefType>(op.getSource().getType());
+    auto dstType = cast<MemRefType>(op.getTarget().getType());
+    Type elt = srcType.getElementType();
+    int64_t dim = op.getDim();
+    ReduceKind kind = op.getKind();
+    buildTileLoops(
+        rewriter, op.getLoc(), dstType.getShape(),
+        [&](OpBuilder &b, Location l, ValueRange outer) {
+          Value init = op.getClear()
+                           ? reduceIdentity(b, l, kind, elt)
+                           : (Value)memref::LoadOp::create(b, l, op.getTarget(),
+                                                           outer);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value one = arith::ConstantIndexOp::create(b, l, 1);
+          Value n = arith::ConstantIndexOp::create(b, l, srcType.getDimSize(dim));
+          auto loop = scf::ForOp::create(
+              b, l, zero, n, one, ValueRange{init},
+              [&](OpBuilder &rb, Location rl, Value r, ValueRange acc) {
+                SmallVector<Value> idx(outer.begin(), outer.end());
+                idx.insert(idx.begin() + dim, r);
+                Value x = memref::LoadOp::create(rb, rl, op.getSource(), idx);
+                scf::YieldOp::create(rb, rl,
+                                     reduceCombine(rb, rl, kind, acc[0], x));
+              });
+          memref::StoreOp::create(b, l, loop.getResult(0), op.getTarget(),
+                                  outer);
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// parallel / pipelined
+//===----------------------------------------------------------------------===//
+
+/// Moves the single-block region `body` (terminated by tile.yield) into the
+/// block that holds `insertPoint`'s terminator, substituting `args`.
+void inlineTileBody(PatternRewriter &rewriter, Region &body,
+                    Operation *beforeOp, ValueRange args) {
+  Block &block = body.front();
+  Operation *yield = block.getTerminator();
+  rewriter.eraseOp(yield);
+  rewriter.inlineBlockBefore(&block, beforeOp, args);
+}
+
+struct ParallelToLoops : OpRewritePattern<ParallelOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ParallelOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> lbs, ubs, steps;
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    for (int64_t e : op.getExtents()) {
+      lbs.push_back(zero);
+      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, e));
+      steps.push_back(one);
+    }
+    scf::LoopNest nest = scf::buildLoopNest(rewriter, loc, lbs, ubs, steps);
+    SmallVector<Value> ivs;
+    for (scf::ForOp loop : nest.loops)
+      ivs.push_back(loop.getInductionVar());
+    Operation *innerTerminator = nest.loops.back().getBody()->getTerminator();
+    inlineTileBody(rewriter, op.getBody(), innerTerminator, ivs);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct PipelinedToLoop : OpRewritePattern<PipelinedOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PipelinedOp op,
+                                PatternRewriter &rewriter) const override {
+    auto loop = scf::ForOp::create(rewriter, op.getLoc(), op.getLowerBound(),
+                                   op.getUpperBound(), op.getStep());
+    inlineTileBody(rewriter, op.getBody(), loop.getBody()->getTerminator(),
+                   {loop.getInductionVar()});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// atomics
+//===----------------------------------------------------------------------===//
+
+arith::AtomicRMWKind atomicKind(AtomicKind kind, Type type) {
+  bool isFloat = isa<FloatType>(type);
+  switch (kind) {
+  case AtomicKind::add:
+    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+  case AtomicKind::max:
+    return isFloat ? arith::AtomicRMWKind::maximumf : arith::AtomicRMWKind::maxs;
+  case AtomicKind::min:
+    return isFloat ? arith::AtomicRMWKind::minimumf : arith::AtomicRMWKind::mins;
+  }
+  llvm_unreachable("bad atomic kind");
+}
+
+struct AtomicToRMW : OpRewritePattern<AtomicOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtomicOp op,
+                                PatternRewriter &rewriter) const override {
+    memref::AtomicRMWOp::create(
+        rewriter, op.getLoc(), atomicKind(op.getKind(), op.getValue().getType()),
+        op.getValue(), op.getBuffer(), op.getIndices());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct AtomicTileToLoops : OpRewritePattern<AtomicTileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AtomicTileOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto srcType = cast<MemRefType>(op.getSource().getType());
+    SmallVector<Value> dims = memrefDims(rewriter, loc, op.getTarget());
+    arith::AtomicRMWKind kind =
+        atomicKind(op.getKind(), srcType.getElementType());
+    buildTileLoops(rewriter, loc, srcType.getShape(),
+                   [&](OpBuilder &b, Location l, ValueRange ivs) {
+                     Value v = memref::LoadOp::create(b, l, op.getSource(), ivs);
+                     auto [idx, ok] = globalIndices(b, l, op.getTarget(),
+                                                    op.getIndices(), ivs, dims);
+                     scf::IfOp::create(b, l, ok, [&](OpBuilder &tb,
+                                                     Location tl) {
+                       memref::AtomicRMWOp::create(tb, tl, kind, v,
+                                                   op.getTarget(), idx);
+                       scf::YieldOp::create(tb, tl);
+                     });
+                   });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ConvertTileToSCFPass
+    : public tile::impl::ConvertTileToSCFBase<ConvertTileToSCFPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<CopyToLoops, FillToLoops, ClearToLoops, GemmToLoops,
+                 ReduceToLoops, ParallelToLoops, PipelinedToLoop, AtomicToRMW,
+                 AtomicTileToLoops>(&getContext());
+    ConversionTarget target(getContext());
+    target.addLegalDialect<arith::ArithDialect, scf::SCFDialect,
+                           memref::MemRefDialect, math::MathDialect>();
+    target.addIllegalOp<CopyOp, FillOp, ClearOp, GemmOp, ReduceOp, ParallelOp,
+                        PipelinedOp, AtomicOp, AtomicTileOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

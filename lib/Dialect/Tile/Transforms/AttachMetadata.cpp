@@ -1,0 +1,41 @@
+//===- AttachMetadata.cpp - tile-attach-metadata pass ---------------------===//
+
+#include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
+#include "tile/Dialect/Tile/Transforms/Passes.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEATTACHMETADATA
+#include "tile/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+struct TileAttachMetadataPass
+    : public tile::impl::TileAttachMetadataBase<TileAttachMetadataPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(TileDialect::kKernelAttrName))
+        kernels.push_back(func);
+    if (kernels.size() != 1) {
+      module.emitError("expected exactly one tile.kernel function in the "
+                       "module, found ")
+          << kernels.size();
+      return signalPassFailure();
+    }
+    auto md = extractKernelMetadata(kernels.front());
+    if (failed(md))
+      return signalPassFailure();
+    md->targetKind = target;
+    md->chip = chip;
+    md->features = features;
+    module->setAttr(kMetadataAttrName,
+                    StringAttr::get(&getContext(), md->toJSONString()));
+  }
+};
+} // namespace

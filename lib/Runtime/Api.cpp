@@ -1,0 +1,214 @@
+//===- Api.cpp - The C API (tile_runtime.h) -------------------------------===//
+//
+// Thin: argument validation and exception containment around the internals.
+// No C++ exception ever crosses this boundary.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+using namespace tile::rt;
+
+namespace {
+
+template <typename F> tile_status guarded(F &&f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc &) {
+    return fail(TILE_STATUS_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    return fail(TILE_STATUS_INTERNAL, std::string("internal error: ") +
+                                          e.what());
+  } catch (...) {
+    return fail(TILE_STATUS_INTERNAL, "internal error");
+  }
+}
+
+tile_status readFile(const char *path, std::string &out) {
+  FILE *f = std::fopen(path, "rb");
+  if (!f)
+    return fail(TILE_STATUS_BUNDLE_ERROR, std::string("cannot open bundle '") +
+                                              path + "': " +
+                                              std::strerror(errno));
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    out.append(buf, n);
+  bool err = std::ferror(f);
+  std::fclose(f);
+  if (err)
+    return fail(TILE_STATUS_BUNDLE_ERROR,
+                std::string("cannot read bundle '") + path + "'");
+  return TILE_STATUS_OK;
+}
+
+const char *safe(const std::string &s) { return s.c_str(); }
+
+} // namespace
+
+extern "C" {
+
+const char *tile_last_error(void) { return lastError(); }
+
+const char *tile_status_name(tile_status status) {
+  switch (status) {
+  case TILE_STATUS_OK: return "OK";
+  case TILE_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+  case TILE_STATUS_BUNDLE_ERROR: return "BUNDLE_ERROR";
+  case TILE_STATUS_BACKEND_UNAVAILABLE: return "BACKEND_UNAVAILABLE";
+  case TILE_STATUS_NO_DEVICE: return "NO_DEVICE";
+  case TILE_STATUS_LAUNCH_FAILED: return "LAUNCH_FAILED";
+  case TILE_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+  case TILE_STATUS_INTERNAL: return "INTERNAL";
+  }
+  return "UNKNOWN_STATUS";
+}
+
+const char *tile_runtime_version(void) { return "0.1.0"; }
+
+tile_status tile_kernel_load_file(const char *path, const char *backend,
+                                  tile_kernel_t *out) {
+  return guarded([&] {
+    if (out)
+      *out = nullptr;
+    if (!path)
+      return fail(TILE_STATUS_INVALID_ARGUMENT, "bundle path is NULL");
+    std::string bytes;
+    if (tile_status st = readFile(path, bytes))
+      return st;
+    return loadKernel(std::move(bytes), backend, out);
+  });
+}
+
+tile_status tile_kernel_load_memory(const void *data, size_t size,
+                                    const char *backend, tile_kernel_t *out) {
+  return guarded([&] {
+    if (out)
+      *out = nullptr;
+    if (!data && size)
+      return fail(TILE_STATUS_INVALID_ARGUMENT, "bundle data is NULL");
+    std::string bytes(static_cast<const char *>(data ? data : ""), size);
+    return loadKernel(std::move(bytes), backend, out);
+  });
+}
+
+void tile_kernel_release(tile_kernel_t kernel) { delete kernel; }
+
+const char *tile_kernel_name(tile_kernel_t k) {
+  return k ? safe(k->plan.name) : "";
+}
+const char *tile_kernel_target_kind(tile_kernel_t k) {
+  return k ? safe(k->plan.targetKindName) : "";
+}
+const char *tile_kernel_target_chip(tile_kernel_t k) {
+  return k ? safe(k->plan.targetChip) : "";
+}
+const char *tile_kernel_backend(tile_kernel_t k) {
+  if (!k)
+    return "";
+  return k->backend == Backend::Native ? "native" : "ffi";
+}
+const char *tile_kernel_metadata(tile_kernel_t k) {
+  return k ? safe(k->plan.metadataText) : "";
+}
+
+int32_t tile_kernel_num_params(tile_kernel_t k) {
+  return k ? static_cast<int32_t>(k->plan.params.size()) : -1;
+}
+
+tile_status tile_kernel_param(tile_kernel_t k, int32_t index,
+                              tile_param_info *info) {
+  if (!k || !info)
+    return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel or info is NULL");
+  if (index < 0 || size_t(index) >= k->plan.params.size())
+    return fail(TILE_STATUS_INVALID_ARGUMENT,
+                "parameter index " + str(index) + " is out of range (kernel '" +
+                    k->plan.name + "' has " + str(k->plan.params.size()) +
+                    ")");
+  const ParamPlan &p = k->plan.params[index];
+  info->name = p.name.c_str();
+  info->kind = p.isTensor ? TILE_PARAM_TENSOR : TILE_PARAM_SCALAR;
+  info->is_output = p.output;
+  info->in_out_idx = p.outSlot >= 0;
+  info->rank = p.rank;
+  info->dtype = p.dtypeName.c_str();
+  info->dl_dtype = p.dtype;
+  info->shape = p.rank ? p.shape.data() : nullptr;
+  info->dims = p.rank ? p.dimPtrs.data() : nullptr;
+  return TILE_STATUS_OK;
+}
+
+int32_t tile_kernel_num_outputs(tile_kernel_t k) {
+  return k ? static_cast<int32_t>(k->plan.outIdx.size()) : -1;
+}
+
+int32_t tile_kernel_output_param(tile_kernel_t k, int32_t output) {
+  if (!k || output < 0 || size_t(output) >= k->plan.outIdx.size())
+    return -1;
+  return k->plan.outIdx[output];
+}
+
+int32_t tile_kernel_num_sections(tile_kernel_t k) {
+  return k ? static_cast<int32_t>(k->bundle.sections.size()) : -1;
+}
+
+const char *tile_kernel_section_name(tile_kernel_t k, int32_t index) {
+  if (!k || index < 0 || size_t(index) >= k->bundle.sections.size())
+    return nullptr;
+  // Names are NUL-padded inside the owned bundle bytes, so the view's data
+  // is already a C string.
+  return k->bundle.sections[index].name.data();
+}
+
+tile_status tile_kernel_section(tile_kernel_t k, const char *name,
+                                const void **data, size_t *size) {
+  if (!k || !name || !data || !size)
+    return fail(TILE_STATUS_INVALID_ARGUMENT,
+                "kernel, name, data and size must not be NULL");
+  const tile::bundle::SectionView *s = k->bundle.find(name);
+  if (!s)
+    return fail(TILE_STATUS_INVALID_ARGUMENT,
+                "kernel '" + k->plan.name + "' has no section '" + name + "'");
+  *data = s->data;
+  *size = s->size;
+  return TILE_STATUS_OK;
+}
+
+tile_status tile_set_allocator(tile_kernel_t k, const tile_allocator *a) {
+  return guarded([&] {
+    if (!k)
+      return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel is NULL");
+    if (a && !a->alloc)
+      return fail(TILE_STATUS_INVALID_ARGUMENT, "allocator has no alloc");
+    const tile_allocator *installed = nullptr;
+    if (a) {
+      std::lock_guard<std::mutex> lock(k->allocatorsMu);
+      k->allocators.push_back(std::make_unique<tile_allocator>(*a));
+      installed = k->allocators.back().get();
+    }
+    k->allocator.store(installed, std::memory_order_release);
+    return TILE_STATUS_OK;
+  });
+}
+
+void tile_set_default_allocator(const tile_allocator *a) {
+  // Copies are intentionally leaked: a launch on another thread may still be
+  // using the previous one, and there are only ever a handful.
+  const tile_allocator *copy =
+      a && a->alloc ? new (std::nothrow) tile_allocator(*a) : nullptr;
+  globalAllocator().store(copy, std::memory_order_release);
+}
+
+tile_status tile_kernel_launch(tile_kernel_t k, const tile_arg *args,
+                               int32_t nargs, void *stream,
+                               tile_outputs *outs) {
+  if (!k)
+    return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel is NULL");
+  return guarded([&] { return launchKernel(*k, args, nargs, stream, outs); });
+}
+
+} // extern "C"

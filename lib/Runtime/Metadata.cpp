@@ -1,0 +1,410 @@
+//===- Metadata.cpp - Kernel metadata parsed into a launch plan -----------===//
+#include "Metadata.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace tile::rt {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int32_t kMaxRank = 32;
+constexpr size_t kMaxParams = 1024;
+
+/// Field access that records the first problem with its JSON path instead of
+/// throwing, so every malformed bundle gets one precise message.
+class Parser {
+public:
+  explicit Parser(std::string &error) : error_(error) {}
+
+  bool failed() const { return failed_; }
+
+  bool fail(const std::string &path, const std::string &what) {
+    if (!failed_) {
+      error_ = "bundle metadata: " + path + " " + what;
+      failed_ = true;
+    }
+    return false;
+  }
+
+  const json *get(const json &obj, const char *key, const std::string &path,
+                  bool required = true) {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required)
+        fail(path + key, "is missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  bool string(const json &obj, const char *key, const std::string &path,
+              std::string &out, bool required = true) {
+    const json *v = get(obj, key, path, required);
+    if (!v)
+      return !required;
+    if (!v->is_string())
+      return fail(path + key, "must be a string");
+    out = v->get<std::string>();
+    return true;
+  }
+
+  bool integer(const json &v, const std::string &path, int64_t &out) {
+    if (!v.is_number_integer())
+      return fail(path, "must be an integer");
+    out = v.get<int64_t>();
+    return true;
+  }
+
+  bool integer(const json &obj, const char *key, const std::string &path,
+               int64_t &out, bool required = true) {
+    const json *v = get(obj, key, path, required);
+    if (!v)
+      return !required;
+    return integer(*v, path + key, out);
+  }
+
+  const json *array(const json &obj, const char *key, const std::string &path,
+                    bool required = true) {
+    const json *v = get(obj, key, path, required);
+    if (v && !v->is_array()) {
+      fail(path + key, "must be an array");
+      return nullptr;
+    }
+    return v;
+  }
+
+  const json *object(const json &obj, const char *key,
+                     const std::string &path, bool required = true) {
+    const json *v = get(obj, key, path, required);
+    if (v && !v->is_object()) {
+      fail(path + key, "must be an object");
+      return nullptr;
+    }
+    return v;
+  }
+
+private:
+  std::string &error_;
+  bool failed_ = false;
+};
+
+int32_t symbolIndex(const KernelPlan &plan, const std::string &name) {
+  for (size_t i = 0; i < plan.symbols.size(); ++i)
+    if (plan.symbols[i] == name)
+      return static_cast<int32_t>(i);
+  return -1;
+}
+
+bool parseParam(Parser &p, const json &j, size_t index, ParamPlan &param,
+                const KernelPlan &plan) {
+  std::string path = "params[" + std::to_string(index) + "].";
+  if (!j.is_object())
+    return p.fail(path.substr(0, path.size() - 1), "must be an object");
+  std::string kind;
+  if (!p.string(j, "name", path, param.name) ||
+      !p.string(j, "kind", path, kind) ||
+      !p.string(j, "dtype", path, param.dtypeName))
+    return false;
+  if (param.name.empty())
+    return p.fail(path + "name", "must not be empty");
+  if (!parseDType(param.dtypeName, param.dtype))
+    return p.fail(path + "dtype", "has unknown dtype '" + param.dtypeName + "'");
+  param.elemBytes = elementBytes(param.dtype);
+  if (kind == "scalar") {
+    param.isTensor = false;
+    if (param.dtypeName == "int32")
+      param.scalar = ScalarType::I32;
+    else if (param.dtypeName == "int64")
+      param.scalar = ScalarType::I64;
+    else if (param.dtypeName == "float32")
+      param.scalar = ScalarType::F32;
+    else if (param.dtypeName == "float64")
+      param.scalar = ScalarType::F64;
+    else
+      return p.fail(path + "dtype", "'" + param.dtypeName +
+                                        "' is not a scalar type (int32, "
+                                        "int64, float32, float64)");
+    return true;
+  }
+  if (kind != "tensor")
+    return p.fail(path + "kind", "must be \"tensor\" or \"scalar\"");
+  param.isTensor = true;
+  int64_t rank = 0;
+  if (!p.integer(j, "rank", path, rank))
+    return false;
+  if (rank < 0 || rank > kMaxRank)
+    return p.fail(path + "rank", "must be in [0, " + std::to_string(kMaxRank) +
+                                     "]");
+  param.rank = static_cast<int32_t>(rank);
+  const json *shape = p.array(j, "shape", path);
+  const json *dims = p.array(j, "dims", path);
+  if (!shape || !dims)
+    return false;
+  if (shape->size() != size_t(rank))
+    return p.fail(path + "shape", "must have rank (" + std::to_string(rank) +
+                                      ") entries");
+  if (dims->size() != size_t(rank))
+    return p.fail(path + "dims", "must have rank (" + std::to_string(rank) +
+                                     ") entries");
+  for (int64_t d = 0; d < rank; ++d) {
+    std::string dpath = path + "shape[" + std::to_string(d) + "]";
+    int64_t v;
+    if (!p.integer((*shape)[d], dpath, v))
+      return false;
+    if (v < -1)
+      return p.fail(dpath, "must be -1 (dynamic) or a size >= 0");
+    param.shape.push_back(v);
+    const json &name = (*dims)[d];
+    std::string npath = path + "dims[" + std::to_string(d) + "]";
+    if (!name.is_string())
+      return p.fail(npath, "must be a string");
+    param.dims.push_back(name.get<std::string>());
+    int32_t sym = symbolIndex(plan, param.dims.back());
+    if (sym < 0)
+      return p.fail(npath, "names symbol '" + param.dims.back() +
+                               "', which is not listed in 'symbols'");
+    param.dimSym.push_back(sym);
+  }
+  bool output = false;
+  if (const json *o = p.get(j, "output", path, /*required=*/false)) {
+    if (!o->is_boolean())
+      return p.fail(path + "output", "must be a boolean");
+    output = o->get<bool>();
+  }
+  param.output = output;
+  return true;
+}
+
+bool parseGridExpr(Parser &p, const json &j, const std::string &path,
+                   const KernelPlan &plan, GridExpr &expr, int depth) {
+  if (depth > GridExpr::kMaxDepth)
+    return p.fail(path, "is nested too deeply");
+  if (!j.is_object())
+    return p.fail(path, "must be an object");
+  if (const json *c = p.get(j, "const", path + ".", false)) {
+    int64_t v;
+    if (!p.integer(*c, path + ".const", v))
+      return false;
+    expr.push(GridOp::Const, v);
+    return true;
+  }
+  if (const json *s = p.get(j, "sym", path + ".", false)) {
+    if (!s->is_string())
+      return p.fail(path + ".sym", "must be a string");
+    int32_t sym = symbolIndex(plan, s->get<std::string>());
+    if (sym < 0)
+      return p.fail(path + ".sym", "names unknown symbol '" +
+                                       s->get<std::string>() + "'");
+    // A symbol only outputs bind is unbound whenever they are omitted, so
+    // the grid may only use symbols some tensor parameter binds.
+    expr.push(GridOp::Sym, sym);
+    return true;
+  }
+  if (const json *s = p.get(j, "scalar", path + ".", false)) {
+    int64_t idx;
+    if (!p.integer(*s, path + ".scalar", idx))
+      return false;
+    if (idx < 0 || size_t(idx) >= plan.params.size() ||
+        plan.params[idx].isTensor)
+      return p.fail(path + ".scalar", "must be the index of a scalar param");
+    ScalarType t = plan.params[idx].scalar;
+    if (t != ScalarType::I32 && t != ScalarType::I64)
+      return p.fail(path + ".scalar", "must refer to an integer scalar");
+    expr.push(GridOp::Scalar, idx);
+    return true;
+  }
+  std::string opName;
+  if (!p.string(j, "op", path + ".", opName, /*required=*/false))
+    return false;
+  if (opName.empty())
+    return p.fail(path, "must have one of const, sym, scalar, op");
+  GridOp op;
+  if (!parseGridOp(opName, op))
+    return p.fail(path + ".op", "is unknown ('" + opName + "')");
+  const json *args = p.array(j, "args", path + ".");
+  if (!args)
+    return false;
+  if (args->size() != 2)
+    return p.fail(path + ".args", "must have two entries");
+  for (int i = 0; i < 2; ++i)
+    if (!parseGridExpr(p, (*args)[i], path + ".args[" + std::to_string(i) + "]",
+                       plan, expr, depth + 1))
+      return false;
+  expr.push(op);
+  return true;
+}
+
+size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+void layoutFrame(KernelPlan &plan) {
+  const size_t np = plan.params.size(), ptr = sizeof(void *);
+  FrameLayout &f = plan.frame;
+  size_t off = 0;
+  f.args = off, off += np * ptr;
+  f.tensors = off, off += np * ptr;
+  f.scalarPtrs = off, off += np * ptr;
+  f.allocated = off, off += np * ptr;
+  f.syms = off, off += plan.symbols.size() * 8;
+  f.scalarInts = off, off += np * 8;
+  f.slots = off = alignUp(off, 16);
+  for (ParamPlan &param : plan.params) {
+    param.slotOffset = off;
+    off += param.isTensor ? 8 * TILE_MEMREF_WORDS(param.rank) : 8;
+  }
+  f.total = alignUp(off, 16);
+}
+
+} // namespace
+
+bool parseMetadata(std::string_view text, KernelPlan &plan,
+                   std::string &error) {
+  plan = KernelPlan();
+  plan.metadataText.assign(text.data(), text.size());
+  json root = json::parse(text.begin(), text.end(), nullptr,
+                          /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    error = "bundle metadata is not valid JSON";
+    return false;
+  }
+  if (!root.is_object()) {
+    error = "bundle metadata must be a JSON object";
+    return false;
+  }
+  Parser p(error);
+  std::string format;
+  int64_t version = 0;
+  if (!p.string(root, "format", "", format) ||
+      !p.integer(root, "version", "", version))
+    return false;
+  if (format != "tile-kernel")
+    return p.fail("format", "must be \"tile-kernel\" (got \"" + format + "\")");
+  if (version != 1)
+    return p.fail("version", std::to_string(version) +
+                                 " is not supported (this runtime reads 1)");
+  p.string(root, "compiler", "", plan.compiler, false);
+  if (!p.string(root, "name", "", plan.name))
+    return false;
+
+  const json *target = p.object(root, "target", "");
+  if (!target || !p.string(*target, "kind", "target.", plan.targetKindName) ||
+      !p.string(*target, "chip", "target.", plan.targetChip, false) ||
+      !p.string(*target, "features", "target.", plan.targetFeatures, false))
+    return false;
+  if (plan.targetKindName == "cpu")
+    plan.target = TargetKind::Cpu, plan.deviceType = kDLCPU;
+  else if (plan.targetKindName == "cuda")
+    plan.target = TargetKind::Cuda, plan.deviceType = kDLCUDA;
+  else if (plan.targetKindName == "hip")
+    plan.target = TargetKind::Hip, plan.deviceType = kDLROCM;
+  else if (plan.targetKindName == "metal")
+    plan.target = TargetKind::Metal, plan.deviceType = kDLMetal;
+  else
+    return p.fail("target.kind", "'" + plan.targetKindName +
+                                     "' is unknown (cpu, cuda, hip, metal)");
+
+  // Symbols first: params refer to them by name.
+  const json *symbols = p.array(root, "symbols", "");
+  if (!symbols)
+    return false;
+  for (size_t i = 0; i < symbols->size(); ++i) {
+    const json &s = (*symbols)[i];
+    std::string path = "symbols[" + std::to_string(i) + "]";
+    if (!s.is_string())
+      return p.fail(path, "must be a string");
+    if (symbolIndex(plan, s.get<std::string>()) >= 0)
+      return p.fail(path, "repeats '" + s.get<std::string>() + "'");
+    plan.symbols.push_back(s.get<std::string>());
+  }
+
+  const json *params = p.array(root, "params", "");
+  if (!params)
+    return false;
+  if (params->size() > kMaxParams)
+    return p.fail("params", "has more than " + std::to_string(kMaxParams) +
+                                " entries");
+  plan.params.resize(params->size());
+  for (size_t i = 0; i < params->size(); ++i) {
+    if (!parseParam(p, (*params)[i], i, plan.params[i], plan))
+      return false;
+    for (size_t k = 0; k < i; ++k)
+      if (plan.params[k].name == plan.params[i].name)
+        return p.fail("params[" + std::to_string(i) + "].name",
+                      "repeats '" + plan.params[i].name + "'");
+  }
+  for (ParamPlan &param : plan.params)
+    for (const std::string &d : param.dims)
+      param.dimPtrs.push_back(d.c_str());
+
+  const json *outIdx = p.array(root, "out_idx", "");
+  if (!outIdx)
+    return false;
+  for (size_t i = 0; i < outIdx->size(); ++i) {
+    std::string path = "out_idx[" + std::to_string(i) + "]";
+    int64_t idx;
+    if (!p.integer((*outIdx)[i], path, idx))
+      return false;
+    if (idx < 0 || size_t(idx) >= plan.params.size() ||
+        !plan.params[idx].isTensor)
+      return p.fail(path, "(" + std::to_string(idx) +
+                              ") must be the index of a tensor param");
+    if (plan.params[idx].outSlot >= 0)
+      return p.fail(path, "repeats param " + std::to_string(idx));
+    plan.params[idx].outSlot = static_cast<int32_t>(i);
+    plan.outIdx.push_back(static_cast<int32_t>(idx));
+  }
+  for (size_t i = 0; i < plan.params.size(); ++i)
+    if (plan.params[i].outSlot < 0)
+      plan.inputParams.push_back(static_cast<int32_t>(i));
+
+  const json *grid = p.array(root, "grid", "");
+  if (!grid)
+    return false;
+  if (grid->size() != 3)
+    return p.fail("grid", "must have three entries");
+  for (int i = 0; i < 3; ++i) {
+    std::string path = "grid[" + std::to_string(i) + "]";
+    if (!parseGridExpr(p, (*grid)[i], path, plan, plan.grid[i], 0))
+      return false;
+    if (!plan.grid[i].finalize())
+      return p.fail(path, "is malformed or too deep");
+    for (const GridInstr &in : plan.grid[i].code()) {
+      if (in.op != GridOp::Sym)
+        continue;
+      bool bound = false;
+      for (const ParamPlan &param : plan.params)
+        bound |= std::count(param.dimSym.begin(), param.dimSym.end(),
+                            in.imm) > 0;
+      if (!bound)
+        return p.fail(path, "uses symbol '" + plan.symbols[in.imm] +
+                                "', which no tensor dim binds");
+    }
+  }
+
+  if (const json *block = p.array(root, "block", "", false)) {
+    if (block->size() != 3)
+      return p.fail("block", "must have three entries");
+    for (int i = 0; i < 3; ++i)
+      if (!p.integer((*block)[i], "block[" + std::to_string(i) + "]",
+                     plan.block[i]))
+        return false;
+  }
+  if (!p.integer(root, "shared_bytes", "", plan.sharedBytes, false))
+    return false;
+
+  const json *entry = p.object(root, "entry", "");
+  if (!entry ||
+      !p.string(*entry, "blocks", "entry.", plan.entryBlocks,
+                plan.target == TargetKind::Cpu) ||
+      !p.string(*entry, "native", "entry.", plan.entryNative, false) ||
+      !p.string(*entry, "kernel", "entry.", plan.entryKernel, false))
+    return false;
+  if (p.failed())
+    return false;
+  layoutFrame(plan);
+  return true;
+}
+
+} // namespace tile::rt

@@ -1,0 +1,75 @@
+//===- Metadata.h - Kernel metadata parsed into a launch plan -------------===//
+//
+// The bundle's metadata JSON is parsed and validated once, at load time, into
+// a KernelPlan: everything a launch needs (per-parameter checks, symbol
+// indices, compiled grid, the layout of the per-call frame) in flat arrays.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_LIB_RUNTIME_METADATA_H
+#define TILE_LIB_RUNTIME_METADATA_H
+
+#include "Common.h"
+#include "GridExpr.h"
+
+#include <string>
+#include <vector>
+
+namespace tile::rt {
+
+enum class ScalarType : uint8_t { None, I32, I64, F32, F64 };
+enum class TargetKind : uint8_t { Cpu, Cuda, Hip, Metal };
+
+struct ParamPlan {
+  std::string name;
+  bool isTensor = false;
+  bool output = false;  // metadata "output"
+  int32_t outSlot = -1; // position in out_idx, -1 if not listed
+  std::string dtypeName;
+  DLDataType dtype{};
+  int64_t elemBytes = 0;
+  ScalarType scalar = ScalarType::None;
+  int32_t rank = 0;
+  std::vector<int64_t> shape;       // -1 = dynamic
+  std::vector<std::string> dims;    // symbol names
+  std::vector<const char *> dimPtrs; // c_str of dims, for the C API
+  std::vector<int32_t> dimSym;      // symbol index per dim
+  size_t slotOffset = 0; // frame offset of the memref / scalar slot
+};
+
+/// Layout of the per-launch scratch frame (see Launch.cpp). Offsets in bytes.
+struct FrameLayout {
+  size_t args = 0;      // void *[nparams]: block-function args
+  size_t tensors = 0;   // DLTensor *[nparams]
+  size_t scalarPtrs = 0; // void *[nparams]: native scalars
+  size_t allocated = 0; // DLManagedTensor *[nparams]
+  size_t syms = 0;      // int64_t[nsyms]
+  size_t scalarInts = 0; // int64_t[nparams]: int scalars for the grid
+  size_t slots = 0;     // memref descriptors and scalar slots
+  size_t total = 0;
+};
+
+struct KernelPlan {
+  std::string metadataText; // NUL-terminated copy for the C API
+  std::string name, compiler;
+  std::string targetKindName, targetChip, targetFeatures;
+  TargetKind target = TargetKind::Cpu;
+  int32_t deviceType = kDLCPU;
+  std::vector<ParamPlan> params;
+  std::vector<int32_t> outIdx;
+  std::vector<int32_t> inputParams; // params not in out_idx, in order
+  std::vector<std::string> symbols;
+  GridExpr grid[3];
+  int64_t block[3] = {1, 1, 1};
+  int64_t sharedBytes = 0;
+  std::string entryBlocks, entryNative, entryKernel;
+  FrameLayout frame;
+};
+
+/// Parses and validates metadata; on failure returns false with a message
+/// naming the offending field ("metadata: params[1].rank must be ...").
+bool parseMetadata(std::string_view text, KernelPlan &plan,
+                   std::string &error);
+
+} // namespace tile::rt
+
+#endif // TILE_LIB_RUNTIME_METADATA_H

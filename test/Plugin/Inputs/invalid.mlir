@@ -1,0 +1,4 @@
+func.func @f() {
+  %F = tile.alloc : memref<64x64xf32>
+  return
+}
