@@ -13,9 +13,9 @@
 // holds exactly A + B. N = 0 launches no block.
 //
 // numpy: C = A + B
-func.func @elementwise_add(%A: memref<?xf32> {tile.dims = ["N"]},
-                           %B: memref<?xf32> {tile.dims = ["N"]},
-                           %C: memref<?xf32> {tile.dims = ["N"], tile.output})
+func.func @elementwise_add(%A: memref<?xf32> {tile.name = "A", tile.dims = ["N"]},
+                           %B: memref<?xf32> {tile.name = "B", tile.dims = ["N"]},
+                           %C: memref<?xf32> {tile.name = "C", tile.dims = ["N"], tile.output})
     attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c1023 = arith.constant 1023 : index

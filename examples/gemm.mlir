@@ -1,8 +1,8 @@
 // C = A x B with 128x128 output tiles and a 3-stage pipelined K loop of 32.
 // A is MxK, B is KxN, C is MxN (f16 in, f32 accumulate, f16 out); any M, N, K.
-func.func @gemm(%A: memref<?x?xf16> {tile.dims = ["M", "K"]},
-                %B: memref<?x?xf16> {tile.dims = ["K", "N"]},
-                %C: memref<?x?xf16> {tile.dims = ["M", "N"], tile.output})
+func.func @gemm(%A: memref<?x?xf16> {tile.name = "A", tile.dims = ["M", "K"]},
+                %B: memref<?x?xf16> {tile.name = "B", tile.dims = ["K", "N"]},
+                %C: memref<?x?xf16> {tile.name = "C", tile.dims = ["M", "N"], tile.output})
     attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

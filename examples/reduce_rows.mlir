@@ -16,8 +16,8 @@
 // N = 0 gives Y = 0; M = 0 launches no block.
 //
 // numpy: Y = X.sum(axis=1)
-func.func @reduce_rows(%X: memref<?x?xf32> {tile.dims = ["M", "N"]},
-                       %Y: memref<?xf32> {tile.dims = ["M"], tile.output})
+func.func @reduce_rows(%X: memref<?x?xf32> {tile.name = "X", tile.dims = ["M", "N"]},
+                       %Y: memref<?xf32> {tile.name = "Y", tile.dims = ["M"], tile.output})
     attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

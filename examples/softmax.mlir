@@ -20,8 +20,8 @@
 // Every row is whole (N = 1024 exactly), so no padding enters a max or a sum.
 //
 // numpy: e = np.exp(X - X.max(axis=1, keepdims=True)); Y = e / e.sum(axis=1, keepdims=True)
-func.func @softmax(%X: memref<?x1024xf32> {tile.dims = ["M", "N"]},
-                   %Y: memref<?x1024xf32> {tile.dims = ["M", "N"], tile.output})
+func.func @softmax(%X: memref<?x1024xf32> {tile.name = "X", tile.dims = ["M", "N"]},
+                   %Y: memref<?x1024xf32> {tile.name = "Y", tile.dims = ["M", "N"], tile.output})
     attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c7 = arith.constant 7 : index

@@ -66,6 +66,7 @@ finish() {
 }
 
 # Interrupted or died unexpectedly: still end on the count line.
+# shellcheck disable=SC2317 # invoked by the EXIT trap
 on_exit() {
   local rc=$?
   if ((FINISHED == 0)); then
@@ -143,20 +144,26 @@ run_ctest() {
 }
 
 run_pytest() {
-  local dir="$TILE_ROOT/python/tests"
-  if [[ ! -d "$dir" ]]; then
-    SUMMARY+=("pytest: no python/tests, 0 tests")
+  # test/E2E: compile + run kernels on the CPU (tilec, tile-run, numpy);
+  # python/tests: the Python package.
+  local dirs=() d
+  for d in "$TILE_ROOT/test/E2E" "$TILE_ROOT/python/tests"; do
+    [[ -d "$d" ]] && dirs+=("$d")
+  done
+  if ((${#dirs[@]} == 0)); then
+    SUMMARY+=("pytest: no test/E2E or python/tests, 0 tests")
     return
   fi
   local xml="$RESULTS/pytest.xml" log="$TILE_LOG_DIR/pytest.log"
   rm -f "$xml"
-  tile_step "pytest python/tests"
+  tile_step "pytest ${dirs[*]#"$TILE_ROOT/"}"
   local pypath="$TILE_BUILD_DIR/python_packages:$TILE_BUILD_DIR/python:$TILE_ROOT/python"
   (
     cd "$TILE_ROOT" &&
       PATH="$TILE_BUILD_DIR/bin:$PATH" PYTHONPATH="$pypath${PYTHONPATH:+:$PYTHONPATH}" \
+        TILE_BUILD_DIR="$TILE_BUILD_DIR" \
         py -m pytest -q -p no:cacheprovider \
-        --junitxml="$xml" "$dir"
+        --rootdir="$TILE_ROOT" --junitxml="$xml" "${dirs[@]}"
   ) 2>&1 | tee "$log"
   local rc="${PIPESTATUS[0]}"
   ((rc == 5)) && rc=0 # no tests collected

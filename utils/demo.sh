@@ -51,7 +51,7 @@ demo_examples() {
 }
 
 main() {
-  tile_setup_all
+  tile_setup_all # (no targets: build all)
   demo_examples
   # Later: demo_gemm (tilec + tile-run on examples/gemm.mlir).
   if ((DEMO_FAILED)); then

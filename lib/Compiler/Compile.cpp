@@ -1,6 +1,7 @@
 //===- Compile.cpp - compile a tile kernel into a bundle ------------------===//
 
 #include "tile/Compiler/Compile.h"
+#include "tile/Compiler/CompileCUDA.h"
 
 #include "tile/Conversion/Passes.h"
 #include "tile/Dialect/Tile/IR/TileDialect.h"
@@ -89,8 +90,10 @@ LogicalResult markOutputs(func::FuncOp kernel, ArrayRef<unsigned> outIdx) {
   return success();
 }
 
+} // namespace
+
 std::unique_ptr<llvm::TargetMachine>
-createHostTargetMachine(Location loc, StringRef chip, StringRef features,
+mlir::tile::createHostTargetMachine(Location loc, StringRef chip, StringRef features,
                         unsigned optLevel, std::string &cpuName) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -130,8 +133,8 @@ createHostTargetMachine(Location loc, StringRef chip, StringRef features,
 
 /// Links `object` into a shared object with ld.lld. Undefined symbols (libm
 /// functions) are left for the dynamic loader: the runtime process has libm.
-LogicalResult linkSharedObject(Location loc, StringRef object,
-                               std::string &sharedObject) {
+LogicalResult mlir::tile::linkSharedObject(Location loc, StringRef object,
+                                           std::string &sharedObject) {
   std::string lld;
   for (StringRef name : {"ld.lld-22", "ld.lld"}) {
     if (auto found = llvm::sys::findProgramByName(name)) {
@@ -174,6 +177,8 @@ LogicalResult linkSharedObject(Location loc, StringRef object,
   sharedObject = (*buffer)->getBuffer().str();
   return success();
 }
+
+namespace {
 
 LogicalResult compileCPU(ModuleOp module, const CompileOptions &options,
                          const std::string &source, std::string &output) {
@@ -290,15 +295,26 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
              << "unknown backend '" << backend
              << "' for tilec (expected ffi or native; nvrtc and metal-torch "
                 "are chosen at load time)";
+  if (options.emit == Emit::Metadata) {
+    auto md = extractKernelMetadata(*kernel);
+    if (failed(md))
+      return failure();
+    md->targetKind = getTargetName(options.target).str();
+    md->chip = options.chip;
+    md->features = options.features;
+    output = md->toJSONString(/*pretty=*/true) + "\n";
+    return success();
+  }
   switch (options.target) {
   case Target::CPU:
     return compileCPU(*module, options, source, output);
   case Target::CUDA:
+    return compileCUDA(*module, options, source, output);
   case Target::HIP:
   case Target::Metal:
     return emitError(module->getLoc())
            << "target '" << getTargetName(options.target)
-           << "' is not available in this build yet; available: cpu";
+           << "' is not available in this build yet; available: cpu, cuda";
   }
   llvm_unreachable("bad target");
 }

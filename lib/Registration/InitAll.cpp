@@ -3,6 +3,7 @@
 #include "tile/InitAll.h"
 
 #include "tile/Conversion/Passes.h"
+#include "tile/Conversion/TileToNVVM.h"
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 #include "tile/Dialect/Tile/Transforms/Passes.h"
 
@@ -14,10 +15,12 @@ void mlir::tile::registerAllDialects(DialectRegistry &registry) {
   registry.insert<TileDialect, arith::ArithDialect, func::FuncDialect,
                   memref::MemRefDialect, math::MathDialect, scf::SCFDialect,
                   LLVM::LLVMDialect>();
+  registerTileNVVMDialects(registry);
 }
 
 void mlir::tile::registerAllPasses() {
   registerTilePasses();
   registerTileConversionPasses();
   registerTileToCPUPipeline();
+  registerTileToNVVMPipeline();
 }

@@ -196,10 +196,21 @@ tile_status tile_set_allocator(tile_kernel_t k, const tile_allocator *a) {
 }
 
 void tile_set_default_allocator(const tile_allocator *a) {
-  // Copies are intentionally leaked: a launch on another thread may still be
-  // using the previous one, and there are only ever a handful.
-  const tile_allocator *copy =
-      a && a->alloc ? new (std::nothrow) tile_allocator(*a) : nullptr;
+  // Every copy ever installed is kept (reachable, for leak checkers) and
+  // never freed: a launch on another thread may still be using the previous
+  // one, and there are only ever a handful.
+  static std::mutex mu;
+  static auto *installed = new std::vector<std::unique_ptr<tile_allocator>>();
+  const tile_allocator *copy = nullptr;
+  if (a && a->alloc) {
+    try {
+      std::lock_guard<std::mutex> lock(mu);
+      installed->push_back(std::make_unique<tile_allocator>(*a));
+      copy = installed->back().get();
+    } catch (...) {
+      return; // out of memory: keep the current allocator
+    }
+  }
   globalAllocator().store(copy, std::memory_order_release);
 }
 

@@ -51,31 +51,32 @@ int32_t checkTensorArgs(const KernelPlan &plan, DLTensor *const *tensors,
                     packDType(t->dtype));
     if (t->ndim != p.rank)
       return failAt(TILE_CHECK_RANK, i, -1, p.rank, t->ndim);
+    // Per dim: NEGATIVE_DIM, STATIC_DIM, SYMBOL (the generated wrappers'
+    // order, docs/bundle.md).
     const int64_t *shape = t->shape;
-    for (int32_t d = 0; d < p.rank; ++d)
-      if (shape[d] < 0)
-        return failAt(TILE_CHECK_NEGATIVE_DIM, i, d, 0, shape[d]);
     int64_t elems = 1;
     for (int32_t d = 0; d < p.rank; ++d) {
       int64_t v = shape[d];
+      if (v < 0)
+        return failAt(TILE_CHECK_NEGATIVE_DIM, i, d, 0, v);
       if (p.shape[d] >= 0 && v != p.shape[d])
         return failAt(TILE_CHECK_STATIC_DIM, i, d, p.shape[d], v);
-      int64_t &bound = syms[p.dimSym[d]];
-      if (bound < 0)
-        bound = v;
-      else if (bound != v)
-        return failAt(TILE_CHECK_SYMBOL, i, d, bound, v);
+      if (p.dimSym[d] >= 0) {
+        int64_t &bound = syms[p.dimSym[d]];
+        if (bound < 0)
+          bound = v;
+        else if (bound != v)
+          return failAt(TILE_CHECK_SYMBOL, i, d, bound, v);
+      }
       elems *= v;
     }
+    // Innermost dim first; dims of extent 0 or 1 accept any stride.
     if (const int64_t *strides = t->strides) {
-      for (int32_t d = 0; d < p.rank; ++d) {
-        if (shape[d] == 1)
-          continue; // any stride addresses the single element
-        int64_t expected = 1;
-        for (int32_t k = d + 1; k < p.rank; ++k)
-          expected *= shape[k];
-        if (strides[d] != expected)
+      int64_t expected = 1;
+      for (int32_t d = p.rank - 1; d >= 0; --d) {
+        if (shape[d] > 1 && strides[d] != expected)
           return failAt(TILE_CHECK_STRIDE, i, d, expected, strides[d]);
+        expected *= shape[d];
       }
     }
     if (elems > 0 && !t->data)
@@ -93,12 +94,6 @@ std::string formatCheckError(const KernelPlan &plan,
                              const tile_check_error &e) {
   const int32_t np = static_cast<int32_t>(plan.params.size());
   switch (e.code) {
-  case TILE_CHECK_GRID_DIV_ZERO:
-    return "kernel '" + plan.name + "': grid dimension " + str(e.dim) +
-           " divides by zero";
-  case TILE_CHECK_GRID_NEGATIVE:
-    return "kernel '" + plan.name + "': grid dimension " + str(e.dim) +
-           " is " + str(e.actual) + " (must be >= 0)";
   case TILE_CHECK_GRID_TOO_LARGE:
     return "kernel '" + plan.name +
            "': grid is too large (block count overflows at dimension " +

@@ -44,10 +44,26 @@ int memfdCreate(const char *name) {
 
 } // namespace
 
+bool stillLoaded(int fd) {
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void *h = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (!h)
+    return false;
+  ::dlclose(h);
+  return true;
+}
+
 void *loadSharedObject(std::string_view bytes, int &fdOut, std::string &error) {
   fdOut = -1;
   std::string firstError;
   int fd = memfdCreate("tile-host.so");
+  if (fd >= 0 && stillLoaded(fd)) {
+    // Someone else left a resident library under this fd's name (see
+    // ~CpuModule); dlopen would hand us that one. Use a unique file instead.
+    ::close(fd);
+    fd = -1;
+    firstError = "fd name already taken by a resident library";
+  }
   if (fd >= 0) {
     if (writeAll(fd, bytes)) {
       std::string path = "/proc/self/fd/" + std::to_string(fd);
@@ -147,8 +163,12 @@ public:
         pool_(ThreadPool::global()) {}
   ~CpuModule() override {
     ::dlclose(handle_);
-    if (fd_ >= 0)
+    if (fd_ >= 0 && !cpu::stillLoaded(fd_))
       ::close(fd_);
+    // Otherwise the library stayed resident (DF_1_NODELETE: linked with
+    // -z nodelete, or pinned by TLS destructors) and glibc still knows it as
+    // "/proc/self/fd/N". The fd is kept open for good so that no later
+    // kernel's memfd can get number N and be aliased to this library.
   }
 
   void *hostSymbol(const char *name) const override {

@@ -50,6 +50,8 @@ namespace cpu {
 /// /proc/self/fd, falling back to an unlinked mkstemp file. On success
 /// returns the handle and the fd to close after dlclose (-1 if none).
 void *loadSharedObject(std::string_view bytes, int &fd, std::string &error);
+/// True if a library dlopen()ed as "/proc/self/fd/<fd>" is still resident.
+bool stillLoaded(int fd);
 /// Host allocation with a DLManagedTensor header, 64-byte aligned data.
 DLManagedTensor *allocateHost(DLDataType dtype, int32_t ndim,
                               const int64_t *shape);

@@ -40,7 +40,7 @@ bool GridExpr::finalize() {
 }
 
 bool GridExpr::eval(const int64_t *syms, const int64_t *scalars, int64_t &out,
-                    EvalError &error, int64_t &errorSym) const {
+                    int64_t &unboundSym) const {
   int64_t stack[kMaxDepth];
   int sp = 0;
   for (const GridInstr &in : code_) {
@@ -50,8 +50,7 @@ bool GridExpr::eval(const int64_t *syms, const int64_t *scalars, int64_t &out,
       continue;
     case GridOp::Sym:
       if (syms[in.imm] < 0) {
-        error = EvalError::UnboundSymbol;
-        errorSym = in.imm;
+        unboundSym = in.imm;
         return false;
       }
       stack[sp++] = syms[in.imm];
@@ -75,8 +74,8 @@ bool GridExpr::eval(const int64_t *syms, const int64_t *scalars, int64_t &out,
     case GridOp::MaxS: r = a > b ? a : b; break;
     default: {
       if (b == 0) {
-        error = EvalError::DivByZero;
-        return false;
+        r = 0;
+        break;
       }
       // INT64_MIN / -1 overflows in C++; define it as wrapping like i64 IR.
       bool overflow = a == INT64_MIN && b == -1;
@@ -108,7 +107,6 @@ bool GridExpr::eval(const int64_t *syms, const int64_t *scalars, int64_t &out,
     stack[sp - 1] = r;
   }
   out = stack[0];
-  error = EvalError::None;
   return true;
 }
 

@@ -30,8 +30,6 @@ class GridExpr {
 public:
   static constexpr int kMaxDepth = 32;
 
-  enum class EvalError { None, DivByZero, UnboundSymbol };
-
   /// Appends an instruction; the parser validates operand counts.
   void push(GridOp op, int64_t imm = 0) { code_.push_back({op, imm}); }
   /// Computes the stack depth; false if malformed or deeper than kMaxDepth.
@@ -39,9 +37,12 @@ public:
 
   /// Evaluates with symbol values `syms` (-1 = unbound) and integer scalar
   /// values `scalars` (indexed by parameter). Arithmetic wraps (two's
-  /// complement), matching the generated code's i64 arithmetic.
+  /// complement) and a division or remainder by zero yields 0 (so the grid
+  /// is empty), exactly like the native wrappers' generated i64 code.
+  /// Returns false, with the symbol index in `unboundSym`, if a symbol is
+  /// unbound.
   bool eval(const int64_t *syms, const int64_t *scalars, int64_t &out,
-            EvalError &error, int64_t &errorSym) const;
+            int64_t &unboundSym) const;
 
   const std::vector<GridInstr> &code() const { return code_; }
 

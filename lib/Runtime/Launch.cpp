@@ -260,29 +260,17 @@ DLTensor *allocateOutput(Call &c, int32_t i, const int64_t *shape) {
   return &mt->dl_tensor;
 }
 
-/// Validates grid extents; returns a check code (0 = fine).
-int32_t checkGrid(const int64_t g[3], tile_check_error &e) {
-  int64_t total = 1;
-  for (int32_t d = 0; d < 3; ++d) {
-    e.param = -1;
-    e.dim = d;
-    e.expected = 0;
-    e.actual = g[d];
-    if (g[d] < 0)
-      return e.code = TILE_CHECK_GRID_NEGATIVE;
-    if (g[d] > 0 && total > INT64_MAX / g[d])
-      return e.code = TILE_CHECK_GRID_TOO_LARGE;
-    total *= g[d];
-  }
-  return e.code = TILE_CHECK_OK;
-}
-
+/// Runs the grid. Like the generated wrappers, a grid with an extent <= 0
+/// is empty: nothing runs and the launch succeeds. Only a block count that
+/// overflows int64 is an error.
 tile_status runGrid(Call &c, void **args, const int64_t g[3]) {
-  tile_check_error e{};
-  if (checkGrid(g, e))
+  if (g[0] <= 0 || g[1] <= 0 || g[2] <= 0)
+    return TILE_STATUS_OK;
+  if (g[0] > INT64_MAX / g[1] || g[0] * g[1] > INT64_MAX / g[2]) {
+    int32_t axis = g[0] > INT64_MAX / g[1] ? 1 : 2;
+    tile_check_error e{TILE_CHECK_GRID_TOO_LARGE, -1, axis, 0, 0, g[axis]};
     return fail(TILE_STATUS_INVALID_ARGUMENT, formatCheckError(c.plan, e));
-  if (g[0] == 0 || g[1] == 0 || g[2] == 0)
-    return TILE_STATUS_OK; // an empty grid is a valid no-op
+  }
   return c.kernel.module->run(args, g[0], g[1], g[2], c.stream);
 }
 
@@ -300,9 +288,11 @@ tile_status launchFfi(Call &c) {
       continue;
     int64_t shape[32];
     for (int32_t d = 0; d < p.rank; ++d) {
-      shape[d] = p.shape[d] >= 0 ? p.shape[d] : f.syms[p.dimSym[d]];
+      shape[d] = p.shape[d] >= 0  ? p.shape[d]
+                 : p.dimSym[d] >= 0 ? f.syms[p.dimSym[d]]
+                                    : -1;
       if (shape[d] < 0) {
-        e = {TILE_CHECK_UNBOUND_SYMBOL, i, d, 0, p.dimSym[d], -1};
+        e = {TILE_CHECK_UNBOUND_SYMBOL, i, d, 0, 0, 0};
         return fail(TILE_STATUS_INVALID_ARGUMENT, formatCheckError(plan, e));
       }
     }
@@ -312,20 +302,14 @@ tile_status launchFfi(Call &c) {
 
   int64_t g[3];
   for (int32_t d = 0; d < 3; ++d) {
-    GridExpr::EvalError err;
-    int64_t sym;
-    if (!plan.grid[d].eval(f.syms, f.scalarInts, g[d], err, sym)) {
-      // Unbound symbols cannot reach here: metadata validation guarantees
-      // every grid symbol is bound by some tensor dim, and tensors are all
-      // present (passed or allocated) at this point.
-      e = {TILE_CHECK_GRID_DIV_ZERO, -1, d, 0, 0, 0};
-      if (err == GridExpr::EvalError::UnboundSymbol)
-        return fail(TILE_STATUS_INTERNAL, "kernel '" + plan.name +
-                                              "': grid symbol '" +
-                                              plan.symbols[sym] +
-                                              "' is unbound");
-      return fail(TILE_STATUS_INVALID_ARGUMENT, formatCheckError(plan, e));
-    }
+    int64_t sym = 0;
+    if (!plan.grid[d].eval(f.syms, f.scalarInts, g[d], sym))
+      // Unreachable: metadata validation guarantees every grid symbol is
+      // bound by some tensor dim, and all tensors are present by now.
+      return fail(TILE_STATUS_INTERNAL, "kernel '" + plan.name +
+                                            "': grid symbol '" +
+                                            plan.symbols[sym] +
+                                            "' is unbound");
   }
 
   // Memref descriptors: {allocated, aligned, offset, sizes[], strides[]}.
@@ -335,9 +319,9 @@ tile_status launchFfi(Call &c) {
       continue;
     const DLTensor *t = f.tensors[i];
     auto *desc = static_cast<int64_t *>(f.slot(p));
-    char *data = static_cast<char *>(t->data);
-    void *aligned = data + t->byte_offset;
-    std::memcpy(&desc[0], &t->data, sizeof(void *));
+    // allocated = aligned = data + byte_offset, as the wrappers build it.
+    void *aligned = static_cast<char *>(t->data) + t->byte_offset;
+    std::memcpy(&desc[0], &aligned, sizeof(void *));
     std::memcpy(&desc[1], &aligned, sizeof(void *));
     desc[2] = 0;
     int64_t stride = 1;

@@ -162,10 +162,16 @@ bool parseParam(Parser &p, const json &j, size_t index, ParamPlan &param,
     if (!name.is_string())
       return p.fail(npath, "must be a string");
     param.dims.push_back(name.get<std::string>());
-    int32_t sym = symbolIndex(plan, param.dims.back());
-    if (sym < 0)
-      return p.fail(npath, "names symbol '" + param.dims.back() +
-                               "', which is not listed in 'symbols'");
+    // "" marks an unnamed static dim: it binds no symbol.
+    int32_t sym = -1;
+    if (!param.dims.back().empty()) {
+      sym = symbolIndex(plan, param.dims.back());
+      if (sym < 0)
+        return p.fail(npath, "names symbol '" + param.dims.back() +
+                                 "', which is not listed in 'symbols'");
+    } else if (v < 0) {
+      return p.fail(npath, "is empty, but only static dims may be unnamed");
+    }
     param.dimSym.push_back(sym);
   }
   bool output = false;

@@ -277,3 +277,26 @@ TEST(Launch, CppWrapper) {
   EXPECT_FALSE(k);
   EXPECT_TRUE(moved);
 }
+
+TEST(Launch, UnnamedStaticDims) {
+  // The compiler names static dims "" when the source gives no name.
+  json meta = axpyMeta();
+  meta["symbols"] = {"N"};
+  meta["params"][1]["dims"] = {"N", ""};
+  meta["params"][2]["dims"] = {"N", ""};
+  KernelGuard k(load(makeBundle(meta, TILE_TEST_AXPY_SO)));
+  HostTensor x({3, 4}, 1.0f), y({3, 4}), bad({3, 5});
+  tile_arg args[5] = {tile_arg_float(2), tile_arg_tensor(x.dl()),
+                      tile_arg_tensor(y.dl()), tile_arg_int(1),
+                      tile_arg_int(0)};
+  ASSERT_EQ(tile_kernel_launch(k, args, 5, nullptr, nullptr), TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_EQ(y[11], 2.0f);
+  args[2] = tile_arg_tensor(bad.dl());
+  EXPECT_EQ(tile_kernel_launch(k, args, 5, nullptr, nullptr),
+            TILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(tile_last_error(), "argument 'Y' (#2): dim 1 is 5 but must be 4");
+  tile_param_info p;
+  ASSERT_EQ(tile_kernel_param(k, 1, &p), TILE_STATUS_OK);
+  EXPECT_STREQ(p.dims[1], "");
+}

@@ -203,6 +203,8 @@ TEST(Load, BadBundles) {
   badOut["out_idx"] = {5};
   json noBlocks = addMeta();
   noBlocks["entry"].erase("blocks");
+  json unnamedDynamic = addMeta();
+  unnamedDynamic["params"][0]["dims"][0] = "";
   json wrongBlocks = addMeta();
   wrongBlocks["entry"]["blocks"] = "nope__tile_blocks";
   std::vector<Case> cases = {
@@ -239,6 +241,9 @@ TEST(Load, BadBundles) {
        "bundle metadata: out_idx[0] (5) must be the index of a tensor param"},
       {"no block entry", withMeta(noBlocks.dump()),
        "bundle metadata: entry.blocks is missing"},
+      {"unnamed dynamic dim", withMeta(unnamedDynamic.dump()),
+       "bundle metadata: params[0].dims[0] is empty, but only static dims may "
+       "be unnamed"},
       {"undefined block fn", withMeta(wrongBlocks.dump()),
        "host.so does not define the block function 'nope__tile_blocks'"},
   };
@@ -266,4 +271,25 @@ TEST(Load, ManyKernelsLoadIndependently) {
   for (auto k : ks)
     tile_kernel_release(k);
   tile_kernel_release(nullptr);
+}
+
+TEST(Load, ResidentLibrariesDoNotAlias) {
+  // A host.so that stays resident after dlclose (-z nodelete) keeps its
+  // "/proc/self/fd/N" name in glibc's list; a later kernel whose memfd got
+  // the same N must not be handed that library.
+  std::string resident = makeBundle(addMeta(), TILE_TEST_ADD_NODELETE_SO);
+  for (int i = 0; i < 4; ++i) {
+    tile_kernel_release(load(resident));
+    KernelGuard m(load(mmBundle()));
+    ASSERT_TRUE(m.k);
+    EXPECT_STREQ(tile_kernel_name(m), "mm");
+    HostTensor a({2, 3}, 1.0f), b({3, 2}, 2.0f);
+    DLManagedTensor *out[1] = {nullptr};
+    tile_outputs outs{out, 1, 0};
+    tile_arg args[2] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl())};
+    ASSERT_EQ(tile_kernel_launch(m, args, 2, nullptr, &outs), TILE_STATUS_OK)
+        << tile_last_error();
+    EXPECT_EQ(static_cast<float *>(out[0]->dl_tensor.data)[3], 6.0f);
+    out[0]->deleter(out[0]);
+  }
 }

@@ -46,6 +46,8 @@ const char *kUsage =
     "  -n N                   timed runs (default 10)\n"
     "  --warmup W             untimed runs first (default 2)\n"
     "  --save-outputs DIR     write outputs as DIR/<param>.npy\n"
+    "  --save-all             with --save-outputs: every tensor param after\n"
+    "                         the run (in-place results), not only outputs\n"
     "  --compare-backends A,B run with both backends, compare outputs\n"
     "  --atol X               tolerance for --compare-backends (default 0)\n"
     "  --info                 print the kernel's interface and exit\n";
@@ -57,6 +59,7 @@ struct Options {
   uint64_t seed = 0;
   int runs = 10, warmup = 2;
   std::string saveDir;
+  bool saveAll = false; // save every tensor param, not only outputs
   std::vector<std::string> compare;
   double atol = 0;
   bool info = false;
@@ -126,6 +129,8 @@ Options parseOptions(int argc, char **argv) {
       std::exit(0);
     } else if (a == "--info") {
       o.info = true;
+    } else if (a == "--save-all") {
+      o.saveAll = true;
     } else if (takeValue("--backend")) {
       o.backend = value;
     } else if (takeValue("--dims")) {
@@ -388,7 +393,7 @@ std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
     }
     std::vector<Output> result;
     for (auto &h : s.tensors)
-      if (h->output)
+      if (h->output || o.saveAll)
         result.push_back({h->name, h->dtype, h->shape,
                           toDoubles(h->dtype, h->work.data(), h->elems())});
     for (int j = 0; j < nout; ++j) {

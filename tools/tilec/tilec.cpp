@@ -51,7 +51,9 @@ static cl::opt<std::string> features("features", cl::desc("Target features"),
                                      cl::init(""), cl::cat(tilecCategory));
 static cl::opt<mlir::tile::Emit> emit(
     "emit", cl::desc("What to write"), cl::init(mlir::tile::Emit::Bundle),
-    cl::values(clEnumValN(mlir::tile::Emit::MLIR, "mlir", "IR after lowering"),
+    cl::values(clEnumValN(mlir::tile::Emit::Metadata, "metadata",
+                          "the kernel's metadata (JSON)"),
+               clEnumValN(mlir::tile::Emit::MLIR, "mlir", "IR after lowering"),
                clEnumValN(mlir::tile::Emit::LLVM, "llvm", "LLVM IR of the host code"),
                clEnumValN(mlir::tile::Emit::Object, "obj", "object file"),
                clEnumValN(mlir::tile::Emit::Bundle, "bundle", "kernel bundle")),

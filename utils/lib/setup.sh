@@ -131,6 +131,7 @@ tile_build() {
 }
 
 # tile_setup_all: packages, venv, configure, build.
+# shellcheck disable=SC2120 # targets are optional
 tile_setup_all() {
   tile_setup_packages && tile_setup_venv && tile_configure && tile_build "$@"
 }

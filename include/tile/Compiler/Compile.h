@@ -17,7 +17,7 @@
 namespace mlir::tile {
 
 enum class Target { CPU, CUDA, HIP, Metal };
-enum class Emit { MLIR, LLVM, Object, Bundle };
+enum class Emit { Metadata, MLIR, LLVM, Object, Bundle };
 
 struct CompileOptions {
   std::string inputPath = "-";

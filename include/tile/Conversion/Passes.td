@@ -60,4 +60,33 @@ def TileCPUEntryPoints : Pass<"tile-cpu-entry-points", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
+  let summary = "Lower a tile kernel's launch to a gpu.func over gpu/nvgpu ops";
+  let description = [{
+    Outlines the kernel's single tile.launch into `gpu.module @NAME_module {
+    gpu.func @NAME_kernel(params) kernel }` (known_block_size = threads),
+    with the block indices from gpu.block_id (rasterized like the CPU path)
+    and the prelude values the body uses recomputed in the kernel. The kernel
+    function itself is removed (the host side is the native wrapper).
+    On-chip buffers: shared -> views of dynamic shared memory (swizzled);
+    fragments -> per-thread register arrays indexed by the layout's register
+    slot (run tile-infer-layouts first); local -> per-thread arrays. Every
+    collective op becomes the code one thread runs (see docs/pipelines.md
+    for the fast paths: mma.sync + ldmatrix gemm, cp.async copies, warp
+    shuffle reductions, register-local parallel bodies; and the general
+    paths through shared memory). Updates the metadata's `shared_bytes` to
+    the dynamic shared memory the kernel really uses (buffers + scratch).
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_80\"",
+           "Target GPU (sm_80, sm_90a, ...): selects the instructions used">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::math::MathDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // TILE_CONVERSION_PASSES_TD

@@ -49,6 +49,8 @@ struct Arg {
   Arg(long v) : raw(tile_arg_int(v)) {}
   Arg(long long v) : raw(tile_arg_int(v)) {}
   Arg(unsigned v) : raw(tile_arg_int(v)) {}
+  Arg(unsigned long v) : raw(tile_arg_int(static_cast<int64_t>(v))) {}
+  Arg(unsigned long long v) : raw(tile_arg_int(static_cast<int64_t>(v))) {}
   Arg(float v) : raw(tile_arg_float(v)) {}
   Arg(double v) : raw(tile_arg_float(v)) {}
   static Arg none() { return Arg(tile_arg_none()); }

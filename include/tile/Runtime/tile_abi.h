@@ -54,12 +54,11 @@ enum {
   TILE_CHECK_ALIGNMENT = 10,
   TILE_CHECK_NEGATIVE_DIM = 11,
   /* An omitted output's dim uses a symbol no argument bound
-   * (param = output, dim = its dim, expected = symbol index, actual = -1). */
+   * (param = output, dim = its dim, expected = actual = 0). */
   TILE_CHECK_UNBOUND_SYMBOL = 12,
-  /* Grid evaluation (param = -1, dim = grid axis 0..2). */
-  TILE_CHECK_GRID_DIV_ZERO = 13, /* a div/rem by zero */
-  TILE_CHECK_GRID_NEGATIVE = 14, /* actual = the negative extent */
-  TILE_CHECK_GRID_TOO_LARGE = 15 /* gx*gy*gz overflows int64 at axis dim */
+  /* Reported by the runtime's grid runner, never by a wrapper: gx*gy*gz
+   * overflows int64 (param = -1, dim = grid axis, actual = its extent). */
+  TILE_CHECK_GRID_TOO_LARGE = 13
 };
 
 /* Packs a DLDataType the way TILE_CHECK_DTYPE reports it. */

@@ -6,6 +6,8 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tile;
 
@@ -394,8 +396,8 @@ Value NativeWrapperGen::buildDescriptor(int64_t i) {
   return desc;
 }
 
-/// Grid expressions in i64; a division by zero yields 0 (no blocks), as in
-/// the runtime's evaluator.
+/// Grid expressions in i64, evaluated exactly as the runtime's ffi backend
+/// does.
 Value NativeWrapperGen::evalGrid(const GridExpr &e) {
   switch (e.kind) {
   case GridExpr::Kind::Const:
@@ -435,23 +437,45 @@ Value NativeWrapperGen::evalGrid(const GridExpr &e) {
     return select(P::slt, a, b);
   if (op == "maxs")
     return select(P::sgt, a, b);
+  // Division semantics mirror the runtime's evaluator (lib/Runtime/
+  // GridExpr.cpp): x / 0 and x % 0 give 0; the one signed overflow,
+  // INT64_MIN / -1, gives INT64_MIN (and remainder 0) instead of trapping.
   Value isZero = cmp(P::eq, b, h.i64(0));
-  Value safe = LLVM::SelectOp::create(builder, h.loc, isZero, h.i64(1), b);
+  Value overflow = LLVM::AndOp::create(
+      builder, h.loc, cmp(P::eq, a, h.i64(std::numeric_limits<int64_t>::min())),
+      cmp(P::eq, b, h.i64(-1)));
+  Value unsafe = LLVM::OrOp::create(builder, h.loc, isZero, overflow);
+  Value safe = LLVM::SelectOp::create(builder, h.loc, unsafe, h.i64(1), b);
   Value r;
-  if (op == "divu")
+  if (op == "divu") {
     r = LLVM::UDivOp::create(builder, h.loc, a, safe);
-  else if (op == "divs")
-    r = LLVM::SDivOp::create(builder, h.loc, a, safe);
-  else if (op == "remu")
+  } else if (op == "remu") {
     r = LLVM::URemOp::create(builder, h.loc, a, safe);
-  else if (op == "rems")
-    r = LLVM::SRemOp::create(builder, h.loc, a, safe);
-  else if (op == "ceildivu" || op == "ceildivs") {
-    Value biased = LLVM::SubOp::create(
-        builder, h.loc, LLVM::AddOp::create(builder, h.loc, a, safe), h.i64(1));
-    r = op == "ceildivu"
-            ? (Value)LLVM::UDivOp::create(builder, h.loc, biased, safe)
-            : (Value)LLVM::SDivOp::create(builder, h.loc, biased, safe);
+  } else if (op == "ceildivu") {
+    Value q = LLVM::UDivOp::create(builder, h.loc, a, safe);
+    Value rem = LLVM::URemOp::create(builder, h.loc, a, safe);
+    Value inexact = LLVM::ZExtOp::create(builder, h.loc, h.i64Type,
+                                         cmp(P::ne, rem, h.i64(0)));
+    r = LLVM::AddOp::create(builder, h.loc, q, inexact);
+  } else if (op == "divs" || op == "ceildivs" || op == "rems") {
+    Value q = LLVM::SDivOp::create(builder, h.loc, a, safe);
+    Value rem = LLVM::SRemOp::create(builder, h.loc, a, safe);
+    if (op == "rems") {
+      r = LLVM::SelectOp::create(builder, h.loc, overflow, h.i64(0), rem);
+    } else {
+      if (op == "ceildivs") {
+        // Truncation rounds toward zero: round up when the exact quotient
+        // is positive and inexact.
+        Value sameSign = cmp(P::eq, cmp(P::slt, a, h.i64(0)),
+                             cmp(P::slt, b, h.i64(0)));
+        Value up = LLVM::AndOp::create(builder, h.loc,
+                                       cmp(P::ne, rem, h.i64(0)), sameSign);
+        q = LLVM::AddOp::create(
+            builder, h.loc, q,
+            LLVM::ZExtOp::create(builder, h.loc, h.i64Type, up));
+      }
+      r = LLVM::SelectOp::create(builder, h.loc, overflow, a, q);
+    }
   } else {
     llvm_unreachable("unknown grid op (rejected when the metadata was read)");
   }

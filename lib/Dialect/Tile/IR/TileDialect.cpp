@@ -160,7 +160,8 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
 LogicalResult
 FragmentLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            AffineMap threadMap, AffineMap indexMap,
-                           int64_t threads, int64_t replicate) {
+                           int64_t threads, int64_t replicate,
+                           AffineMap inverse) {
   if (threadMap.getNumResults() != 1 || indexMap.getNumResults() != 1)
     return emitError() << "fragment layout maps must each have one result";
   if (threadMap.getNumDims() != indexMap.getNumDims())
@@ -176,6 +177,16 @@ FragmentLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "fragment layout replicate (" << replicate
                        << ") must be positive and divide threads ("
                        << threads << ")";
+  if (inverse) {
+    if (inverse.getNumDims() != 2 || inverse.getNumSymbols() != 0)
+      return emitError() << "fragment layout inverse map must take (thread, "
+                            "register) and no symbols";
+    if (inverse.getNumResults() != threadMap.getNumDims())
+      return emitError() << "fragment layout inverse map has "
+                         << inverse.getNumResults()
+                         << " results but the layout has "
+                         << threadMap.getNumDims() << " dims";
+  }
   return success();
 }
 
@@ -216,7 +227,107 @@ LogicalResult FragmentLayoutAttr::verifyAgainstShape(
       return emitError() << "fragment layout maps two elements to thread "
                          << thread << " register " << slot;
   }
+  if (AffineMap inverse = getInverse()) {
+    int64_t regs = getNumRegisters(shape);
+    if (getThreads() * regs != numElements * getReplicate())
+      return emitError() << "fragment layout with an inverse map must give "
+                            "every thread the same "
+                         << regs << " registers: " << getThreads() << " x "
+                         << regs << " slots != " << numElements
+                         << " elements x replicate " << getReplicate();
+    for (int64_t t = 0; t < getThreads(); ++t) {
+      for (int64_t r = 0; r < regs; ++r) {
+        SmallVector<int64_t> idx = inverse.compose({t, r});
+        for (auto [d, v] : llvm::enumerate(idx))
+          if (v < 0 || v >= shape[d])
+            return emitError() << "fragment layout inverse maps thread " << t
+                               << " register " << r
+                               << " outside the tile (dim " << d << " = "
+                               << v << ")";
+        if (getIndexMap().compose(idx).front() != r)
+          return emitError() << "fragment layout inverse maps thread " << t
+                             << " register " << r
+                             << " to an element whose index map gives "
+                             << getIndexMap().compose(idx).front();
+      }
+    }
+    // The canonical owner of every element holds it.
+    for (int64_t linear = 0; linear < numElements; ++linear) {
+      int64_t rest = linear;
+      for (int64_t d = shape.size() - 1; d >= 0; --d) {
+        index[d] = rest % shape[d];
+        rest /= shape[d];
+      }
+      int64_t thread = getThreadMap().compose(index).front();
+      int64_t slot = getIndexMap().compose(index).front();
+      if (inverse.compose({thread, slot}) != index)
+        return emitError() << "fragment layout inverse does not map thread "
+                           << thread << " register " << slot
+                           << " back to the element that the thread map "
+                              "assigns to it";
+    }
+  }
   return success();
+}
+
+Attribute FragmentLayoutAttr::parse(AsmParser &parser, Type) {
+  AffineMap threadMap, indexMap, inverse;
+  int64_t threads = 0, replicate = 1;
+  if (parser.parseLess() || parser.parseKeyword("thread") ||
+      parser.parseEqual() || parser.parseAffineMap(threadMap) ||
+      parser.parseComma() || parser.parseKeyword("index") ||
+      parser.parseEqual() || parser.parseAffineMap(indexMap) ||
+      parser.parseComma() || parser.parseKeyword("threads") ||
+      parser.parseEqual() || parser.parseInteger(threads))
+    return {};
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (key == "replicate") {
+      if (parser.parseInteger(replicate))
+        return {};
+    } else if (key == "inverse") {
+      if (parser.parseAffineMap(inverse))
+        return {};
+    } else {
+      parser.emitError(parser.getCurrentLocation(),
+                       "expected 'replicate' or 'inverse', got '")
+          << key << "'";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<FragmentLayoutAttr>(
+      parser.getContext(), threadMap, indexMap, threads, replicate, inverse);
+}
+
+void FragmentLayoutAttr::print(AsmPrinter &printer) const {
+  printer << "<thread = " << getThreadMap() << ", index = " << getIndexMap()
+          << ", threads = " << getThreads();
+  if (getReplicate() != 1)
+    printer << ", replicate = " << getReplicate();
+  if (getInverse())
+    printer << ", inverse = " << getInverse();
+  printer << ">";
+}
+
+int64_t FragmentLayoutAttr::getNumRegisters(ArrayRef<int64_t> shape) const {
+  int64_t numElements = 1;
+  for (int64_t d : shape)
+    numElements *= d;
+  SmallVector<int64_t> index(shape.size(), 0);
+  int64_t regs = 0;
+  for (int64_t linear = 0; linear < numElements; ++linear) {
+    int64_t rest = linear;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      index[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    regs = std::max(regs, getIndexMap().compose(index).front() + 1);
+  }
+  return regs;
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,6 +5,7 @@
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -40,6 +41,19 @@ std::string mlir::tile::getDTypeName(Type type) {
     return (it.isUnsigned() ? "uint" : "int") + std::to_string(w);
   }
   return "";
+}
+
+/// Bytes per element of a metadata dtype name ("float16" -> 2).
+static int64_t getDTypeBytes(StringRef name) {
+  if (name == "bool" || name.starts_with("float8"))
+    return 1;
+  if (name == "bfloat16")
+    return 2;
+  StringRef digits = name.drop_while([](char c) { return !llvm::isDigit(c); });
+  int64_t bits = 0;
+  if (digits.getAsInteger(10, bits) || bits <= 0)
+    return 0;
+  return std::max<int64_t>(1, bits / 8);
 }
 
 static int64_t getElementBytes(Type type) {
@@ -202,6 +216,9 @@ KernelMetadata::fromJSONString(StringRef text, std::string &error) {
     p.name = po->getString("name").value_or("").str();
     p.isTensor = po->getString("kind").value_or("") == "tensor";
     p.dtype = po->getString("dtype").value_or("").str();
+    p.elementBytes = getDTypeBytes(p.dtype);
+    if (p.elementBytes == 0)
+      return fail("param '" + p.name + "' has unknown dtype '" + p.dtype + "'");
     if (p.isTensor) {
       p.rank = po->getInteger("rank").value_or(0);
       if (const json::Array *shape = po->getArray("shape"))

@@ -131,15 +131,23 @@ def Tile_FragmentLayoutAttr : Tile_Attr<"FragmentLayout", "fragment"> {
     `#tile.fragment<thread = (i, j) -> ((i mod 8) * 4 + (j mod 8) floordiv 2),
                     index = (i, j) -> ((i floordiv 8) * 4 + (j floordiv 8) * 2 + j mod 2),
                     threads = 32>`
+
+    The optional `inverse` map `(t, r) -> (d0, ..., dn)` gives, for thread `t`
+    and register slot `r` in `[0, R)` (R = 1 + the largest slot), the tile
+    index that the register holds; every thread then holds exactly R
+    registers. Replicated elements appear under several `t`; `thread` names
+    the canonical owner (the one that writes the element back). The verifier
+    checks the inverse against `thread`/`index` by enumeration. Code
+    generation for GPUs needs it; layout inference always provides it.
   }];
   let parameters = (ins "::mlir::AffineMap":$threadMap,
                         "::mlir::AffineMap":$indexMap,
                         "int64_t":$threads,
-                        DefaultValuedParameter<"int64_t", "1">:$replicate);
-  let assemblyFormat = [{
-    `<` `thread` `=` $threadMap `,` `index` `=` $indexMap `,`
-        `threads` `=` $threads (`,` `replicate` `=` $replicate^)? `>`
-  }];
+                        DefaultValuedParameter<"int64_t", "1">:$replicate,
+                        OptionalParameter<"::mlir::AffineMap">:$inverse);
+  // `<thread = map, index = map, threads = N (, replicate = R)?
+  //  (, inverse = map)?>` (custom: the two optional groups share the comma).
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Checks that this layout covers `shape`: every element maps to a thread
@@ -148,6 +156,8 @@ def Tile_FragmentLayoutAttr : Tile_Attr<"FragmentLayout", "fragment"> {
     ::llvm::LogicalResult verifyAgainstShape(
         ::llvm::ArrayRef<int64_t> shape,
         ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const;
+    /// Registers per thread (1 + the largest slot over `shape`).
+    int64_t getNumRegisters(::llvm::ArrayRef<int64_t> shape) const;
   }];
 }
 

@@ -24,4 +24,27 @@ def TileAttachMetadata : Pass<"tile-attach-metadata", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
 
+def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
+  let summary = "Choose a #tile.fragment for every fragment and a #tile.swizzle for gemm operands";
+  let description = [{
+    Gives every `tile.alloc` of a fragment without a layout a
+    `#tile.fragment` with an inverse map (thread, register) -> index:
+    * gemm accumulators: the mma.sync m16n8k16 accumulator layout, the block's
+      warps tiling C (wm x wn warps, each an (M/wm) x (N/wn) warp tile of
+      16x8 MMA tiles, 4 registers per MMA tile);
+    * fragments tied to a laid-out fragment by a tile.parallel or a copy of
+      the same shape: that layout;
+    * reduction targets (when small, at most 256 elements): replicated in
+      every thread (register r holds element r);
+    * everything else: the linear layout, element l (row-major) in thread
+      l mod T, register l floordiv T (coalesced global accesses), or the
+      replicated layout when the tile is not a multiple of the thread count.
+    Layouts that do not match a use are legal: convert-tile-to-nvgpu then
+    moves the data through shared memory. Shared buffers used as gemm
+    operands get the XOR swizzle that makes ldmatrix conflict-free for their
+    row pitch (16-byte chunks XORed with the row index modulo 8).
+  }];
+  let dependentDialects = ["::mlir::tile::TileDialect"];
+}
+
 #endif // TILE_DIALECT_TILE_TRANSFORMS_PASSES_TD

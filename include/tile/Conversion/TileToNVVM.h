@@ -1,0 +1,51 @@
+//===- TileToNVVM.h - the tile-to-nvvm pipeline -----------------*- C++ -*-===//
+
+#ifndef TILE_CONVERSION_TILETONVVM_H
+#define TILE_CONVERSION_TILETONVVM_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace tile {
+
+/// Options of the `tile-to-nvvm` pipeline.
+struct TileToNVVMPipelineOptions
+    : public PassPipelineOptions<TileToNVVMPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("GPU: sm_80, sm_90a, ..."),
+                           llvm::cl::init("sm_80")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features (+ptx80, ...)"),
+                               llvm::cl::init("+ptx80")};
+  Option<unsigned> optLevel{*this, "opt-level",
+                            llvm::cl::desc("Device optimization level"),
+                            llvm::cl::init(3)};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: bin (cubin), isa (PTX), "
+                     "llvm, offload, or none (stop before serialization)"),
+      llvm::cl::init("bin")};
+  Option<std::string> toolkit{*this, "toolkit",
+                              llvm::cl::desc("CUDA toolkit (ptxas, libdevice)"),
+                              llvm::cl::init("/usr/local/cuda")};
+};
+
+/// tile -> gpu/nvgpu -> NVVM -> cubin (docs/pipelines.md).
+void buildTileToNVVMPipeline(OpPassManager &pm,
+                             const TileToNVVMPipelineOptions &options);
+/// Only the serialization step (gpu-module-to-binary) of the pipeline.
+void buildTileNVVMSerialization(OpPassManager &pm, StringRef format,
+                                StringRef toolkit);
+void registerTileToNVVMPipeline();
+
+/// Dialects, interfaces and LLVM IR translations the NVIDIA pipeline needs
+/// (gpu, nvgpu, nvvm, vector; NVVM target attribute; gpu/nvvm/llvm to LLVM
+/// IR translation).
+void registerTileNVVMDialects(DialectRegistry &registry);
+
+} // namespace tile
+} // namespace mlir
+
+#endif // TILE_CONVERSION_TILETONVVM_H

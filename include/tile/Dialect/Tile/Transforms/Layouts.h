@@ -1,0 +1,59 @@
+//===- Layouts.h - standard fragment layouts and swizzles -------*- C++ -*-===//
+//
+// The layouts tile-infer-layouts chooses (all with an inverse map), shared
+// with the GPU lowering, which recognizes the mma.sync accumulator layout to
+// select tensor-core code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_DIALECT_TILE_TRANSFORMS_LAYOUTS_H
+#define TILE_DIALECT_TILE_TRANSFORMS_LAYOUTS_H
+
+#include "tile/Dialect/Tile/IR/TileDialect.h"
+
+#include <optional>
+
+namespace mlir::tile {
+
+/// Element l (row-major linear index) in thread l mod T, register
+/// l floordiv T. Needs numElements % threads == 0.
+FragmentLayoutAttr getLinearLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                   int64_t threads);
+
+/// Every thread holds the whole tile: register r = element r (row-major);
+/// canonical owner of element l is thread l mod T.
+FragmentLayoutAttr getReplicatedLayout(MLIRContext *ctx,
+                                       ArrayRef<int64_t> shape,
+                                       int64_t threads);
+
+/// How the warps of a block tile an MxN mma.sync accumulator.
+struct MmaWarpTiling {
+  int64_t warpsM = 1, warpsN = 1; // warps along M and N
+  int64_t warpM = 0, warpN = 0;   // warp tile (multiple of 16 x 8)
+};
+
+/// The warp tiling for an MxN accumulator over `threads` threads, if the
+/// shape and thread count allow the m16n8 accumulator layout.
+std::optional<MmaWarpTiling> chooseMmaWarpTiling(int64_t m, int64_t n,
+                                                 int64_t threads);
+
+/// The mma.sync m16n8 accumulator layout (PTX ISA "mma.m16n8k16 fragment
+/// C/D") with the block's warps tiling C per `tiling`: lane l of an MMA tile
+/// holds rows l/4 and l/4 + 8, columns 2*(l%4) + {0, 1}; register
+/// 4*tile + 2*(row >= 8) + (col % 2), tiles of a warp numbered row-major.
+FragmentLayoutAttr getMmaAccumulatorLayout(MLIRContext *ctx, int64_t m,
+                                           int64_t n, int64_t threads,
+                                           const MmaWarpTiling &tiling);
+
+/// The tiling if `layout` is exactly the mma accumulator layout of an MxN
+/// tile over `threads` threads (as chosen by chooseMmaWarpTiling).
+std::optional<MmaWarpTiling> matchMmaAccumulatorLayout(FragmentLayoutAttr layout,
+                                                      ArrayRef<int64_t> shape);
+
+/// The ldmatrix-friendly swizzle of a shared buffer whose rows are
+/// `rowBytes` long (null when none is needed or possible).
+SwizzleAttr getLdmatrixSwizzle(MLIRContext *ctx, int64_t rowBytes);
+
+} // namespace mlir::tile
+
+#endif // TILE_DIALECT_TILE_TRANSFORMS_LAYOUTS_H

@@ -1,0 +1,289 @@
+//===- Gemm.cpp - tensor-core gemm and cp.async fast paths ----------------===//
+//
+// gemm: nvgpu.mma.sync (m16n8k16 f16/bf16, m16n8k8 tf32) when C has the
+// mma accumulator layout (tile-infer-layouts), A and B are shared; operand
+// fragments come from ldmatrix (f16/bf16, any transposition) or scalar
+// shared loads (tf32). Each warp owns a (M/wm) x (N/wn) tile of C.
+//
+// copy global -> shared: 16-byte cp.async (nvgpu.device_async_copy) with
+// src-size zero fill for out-of-bounds tails, when the tile's rows are whole
+// 16-byte chunks; a runtime check (row length and base address alignment)
+// falls back to the scalar copy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "tile/Dialect/Tile/Transforms/Layouts.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::nvgpu_lowering;
+
+static int64_t smVersion(StringRef chip) {
+  int64_t v = 0;
+  if (!chip.consume_front("sm_"))
+    return 0;
+  chip = chip.take_while([](char c) { return c >= '0' && c <= '9'; });
+  if (chip.getAsInteger(10, v))
+    return 0;
+  return v;
+}
+
+LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
+                                                       GemmOp op) {
+  OpBuilder &b = kl.b;
+  Location loc = kl.loc;
+  Buffer *ab = kl.lookup(op.getA()), *bb = kl.lookup(op.getB()),
+         *cb = kl.lookup(op.getC());
+  if (smVersion(kl.chip) < 80 || ab->scope != MemoryScope::shared ||
+      bb->scope != MemoryScope::shared)
+    return failure();
+  auto tiling = matchMmaAccumulatorLayout(cb->layout, cb->type.getShape());
+  if (!tiling)
+    return failure();
+  Type at = ab->type.getElementType(), bt = bb->type.getElementType(),
+       ct = cb->type.getElementType();
+  if (at != bt)
+    return failure();
+  bool half = at.isF16() || at.isBF16();
+  bool tf32 = at.isF32();
+  if (!(at.isF16() && (ct.isF16() || ct.isF32())) &&
+      !(at.isBF16() && ct.isF32()) && !(tf32 && ct.isF32()))
+    return failure();
+  int64_t kStep = half ? 16 : 8;
+  if (op.getK() % kStep)
+    return failure();
+  // ldmatrix reads 16-byte rows: the swizzle must keep 16-byte chunks.
+  auto ldmatrixOk = [&](Buffer *buf) {
+    return half && (!buf->swizzle || buf->swizzle.getBits() == 0 ||
+                    buf->swizzle.getBase() >= 4) &&
+           buf->type.getShape()[1] % 8 == 0;
+  };
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  int64_t tilesM = tiling->warpM / 16, tilesN = tiling->warpN / 8;
+
+  Value warpRow = arith::DivUIOp::create(b, loc, kl.warpId,
+                                         kl.cst(tiling->warpsN));
+  Value warpCol = arith::RemUIOp::create(b, loc, kl.warpId,
+                                         kl.cst(tiling->warpsN));
+  Value mBase = arith::MulIOp::create(b, loc, warpRow, kl.cst(tiling->warpM));
+  Value nBase = arith::MulIOp::create(b, loc, warpCol, kl.cst(tiling->warpN));
+  Value lane = kl.laneId;
+  Value g = arith::DivUIOp::create(b, loc, lane, kl.cst(4));
+  Value t4 = arith::RemUIOp::create(b, loc, lane, kl.cst(4));
+  Value l8 = arith::RemUIOp::create(b, loc, lane, kl.cst(8));
+  Value q = arith::DivUIOp::create(b, loc, lane, kl.cst(8)); // 0..3
+  Value qLo = arith::RemUIOp::create(b, loc, q, kl.cst(2));
+  Value qHi = arith::DivUIOp::create(b, loc, q, kl.cst(2));
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  auto mul = [&](Value x, int64_t c) -> Value {
+    return arith::MulIOp::create(b, loc, x, kl.cst(c));
+  };
+  // Element (row, col) of op(A) (MxK) / op(B) (KxN) from shared memory.
+  auto loadA = [&](Value m, Value k) {
+    return kl.loadOnChip(*ab, ta ? ValueRange{k, m} : ValueRange{m, k});
+  };
+  auto loadB = [&](Value k, Value n) {
+    return kl.loadOnChip(*bb, tb ? ValueRange{n, k} : ValueRange{k, n});
+  };
+  auto vecType = [&](int64_t rows, int64_t cols, Type e) {
+    return VectorType::get({rows, cols}, e);
+  };
+
+  auto loop = scf::ForOp::create(b, loc, kl.cst(0), kl.cst(op.getK()),
+                                 kl.cst(kStep));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value k0 = loop.getInductionVar();
+
+  SmallVector<Value> aFrags, bFrags;
+  for (int64_t mi = 0; mi < tilesM; ++mi) {
+    Value m0 = add(mBase, kl.cst(mi * 16));
+    if (ldmatrixOk(ab)) {
+      // Lane l addresses row l%8 of 8x8 matrix q = l/8; matrix q is
+      // register q of the A fragment.
+      Value row, col;
+      if (!ta) { // As[m][k]: matrices (m +0/+8 by q%2, k +0/+8 by q/2)
+        row = add(m0, add(mul(qLo, 8), l8));
+        col = add(k0, mul(qHi, 8));
+      } else { // As[k][m], transposed load
+        row = add(k0, add(mul(qHi, 8), l8));
+        col = add(m0, mul(qLo, 8));
+      }
+      Value idx = kl.sharedIndex(*ab, {row, col});
+      aFrags.push_back(::mlir::nvgpu::LdMatrixOp::create(
+          b, loc, vecType(4, 2, at), ab->storage, ValueRange{idx},
+          /*transpose=*/ta, /*numTiles=*/4));
+      continue;
+    }
+    SmallVector<Value> elts;
+    if (half) {
+      for (int64_t reg = 0; reg < 4; ++reg)
+        for (int64_t h = 0; h < 2; ++h) {
+          Value m = add(m0, add(g, kl.cst((reg % 2) * 8)));
+          Value k = add(k0, add(mul(t4, 2), kl.cst((reg / 2) * 8 + h)));
+          elts.push_back(loadA(m, k));
+        }
+      aFrags.push_back(vector::FromElementsOp::create(
+          b, loc, vecType(4, 2, at), elts));
+    } else {
+      for (int64_t reg = 0; reg < 4; ++reg) {
+        Value m = add(m0, add(g, kl.cst((reg % 2) * 8)));
+        Value k = add(k0, add(t4, kl.cst((reg / 2) * 4)));
+        elts.push_back(loadA(m, k));
+      }
+      aFrags.push_back(vector::FromElementsOp::create(
+          b, loc, vecType(4, 1, at), elts));
+    }
+  }
+  for (int64_t nj = 0; nj < tilesN; ++nj) {
+    Value n0 = add(nBase, kl.cst(nj * 8));
+    if (ldmatrixOk(bb)) {
+      Value row, col;
+      if (!tb) { // Bs[k][n], transposed load: matrices k +0/+8 by q%2
+        row = add(k0, add(mul(qLo, 8), l8));
+        col = n0;
+      } else { // Bs[n][k]
+        row = add(n0, l8);
+        col = add(k0, mul(qLo, 8));
+      }
+      Value idx = kl.sharedIndex(*bb, {row, col});
+      bFrags.push_back(::mlir::nvgpu::LdMatrixOp::create(
+          b, loc, vecType(2, 2, bt), bb->storage, ValueRange{idx},
+          /*transpose=*/!tb, /*numTiles=*/2));
+      continue;
+    }
+    SmallVector<Value> elts;
+    if (half) {
+      for (int64_t reg = 0; reg < 2; ++reg)
+        for (int64_t h = 0; h < 2; ++h) {
+          Value k = add(k0, add(mul(t4, 2), kl.cst(reg * 8 + h)));
+          elts.push_back(loadB(k, add(n0, g)));
+        }
+      bFrags.push_back(vector::FromElementsOp::create(
+          b, loc, vecType(2, 2, bt), elts));
+    } else {
+      for (int64_t reg = 0; reg < 2; ++reg) {
+        Value k = add(k0, add(t4, kl.cst(reg * 4)));
+        elts.push_back(loadB(k, add(n0, g)));
+      }
+      bFrags.push_back(vector::FromElementsOp::create(
+          b, loc, vecType(2, 1, bt), elts));
+    }
+  }
+  SmallVector<int64_t> mmaShape = {16, 8, kStep};
+  for (int64_t mi = 0; mi < tilesM; ++mi)
+    for (int64_t nj = 0; nj < tilesN; ++nj) {
+      int64_t base = (mi * tilesN + nj) * 4;
+      SmallVector<Value> cs;
+      for (int64_t r = 0; r < 4; ++r)
+        cs.push_back(kl.loadRegister(*cb, kl.cst(base + r)));
+      Value c = vector::FromElementsOp::create(b, loc, vecType(2, 2, ct), cs);
+      auto mma = ::mlir::nvgpu::MmaSyncOp::create(
+          b, loc, aFrags[mi], bFrags[nj], c, b.getI64ArrayAttr(mmaShape));
+      if (tf32)
+        mma->setAttr(::mlir::nvgpu::MmaSyncOp::getTf32EnabledAttrName(
+                         mma->getName()),
+                     b.getUnitAttr());
+      for (int64_t r = 0; r < 4; ++r) {
+        Value d = vector::ExtractOp::create(b, loc, mma.getResult(),
+                                            ArrayRef<int64_t>{r / 2, r % 2});
+        kl.storeRegister(*cb, kl.cst(base + r), d);
+      }
+    }
+  return success();
+}
+
+LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
+    KernelLowering &kl, CopyOp op, function_ref<void()> scalarPath) {
+  OpBuilder &b = kl.b;
+  Location loc = kl.loc;
+  Buffer *db = kl.lookup(op.getTarget());
+  Value src = op.getSource();
+  auto srcType = cast<MemRefType>(src.getType());
+  Type elt = db->type.getElementType();
+  if (smVersion(kl.chip) < 80 || srcType.getElementType() != elt ||
+      !elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() < 8)
+    return failure();
+  int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  int64_t vec = 16 / eltBytes;
+  ArrayRef<int64_t> shape = db->type.getShape();
+  int64_t rank = shape.size();
+  if (shape.back() % vec)
+    return failure();
+  if (db->swizzle && db->swizzle.getBits() && db->swizzle.getBase() < 4)
+    return failure();
+
+  // Runtime: rows of the global tensor and the start column are whole
+  // 16-byte chunks and the base address is 16-byte aligned.
+  Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
+  Value start = op.getSourceIndices().back();
+  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src);
+  auto zeroRem = [&](Value v, int64_t m) -> Value {
+    Value r = arith::RemUIOp::create(b, loc, v, kl.cst(m));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, r,
+                                 kl.cst(0));
+  };
+  Value ok = arith::AndIOp::create(
+      b, loc, zeroRem(lastDim, vec),
+      arith::AndIOp::create(b, loc, zeroRem(start, vec), zeroRem(ptr, 16)));
+  auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scalarPath();
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    int64_t chunks = 1;
+    for (int64_t d : shape)
+      chunks *= d;
+    chunks /= vec;
+    auto tokenType = ::mlir::nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    kl.forEachLinear(chunks, [&](Value c) {
+      Value first = arith::MulIOp::create(b, loc, c, kl.cst(vec));
+      SmallVector<Value> idx = kl.delinearize(shape, first);
+      SmallVector<Value> gidx;
+      Value rowOk;
+      for (int64_t d = 0; d < rank; ++d) {
+        Value gd = arith::AddIOp::create(b, loc, op.getSourceIndices()[d],
+                                         idx[d]);
+        gidx.push_back(gd);
+        if (d == rank - 1)
+          break;
+        Value ext = memref::DimOp::create(b, loc, src, d);
+        Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         gd, ext);
+        rowOk = rowOk ? (Value)arith::AndIOp::create(b, loc, rowOk, in) : in;
+      }
+      // Valid elements of the chunk: clamp(lastDim - column, 0, vec).
+      Value col = gidx.back();
+      Value colIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          col, lastDim);
+      Value left = arith::SubIOp::create(b, loc, lastDim, col);
+      Value valid = arith::MinUIOp::create(b, loc, left, kl.cst(vec));
+      Value any = rowOk ? (Value)arith::AndIOp::create(b, loc, rowOk, colIn)
+                        : colIn;
+      valid = arith::SelectOp::create(b, loc, any, valid, kl.cst(0));
+      // An out-of-bounds chunk reads nothing; point it at element 0.
+      SmallVector<Value> safe;
+      for (Value gd : gidx)
+        safe.push_back(arith::SelectOp::create(b, loc, any, gd, kl.cst(0)));
+      Value dst = kl.sharedIndex(*db, idx);
+      auto copy = ::mlir::nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, db->storage, ValueRange{dst}, src, safe,
+          b.getIndexAttr(vec), valid, /*bypassL1=*/b.getUnitAttr());
+      ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(
+          b, loc, tokenType, ValueRange{copy.getResult()});
+    });
+    Value group = ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, tokenType, ValueRange{});
+    ::mlir::nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                             b.getI32IntegerAttr(0));
+  }
+  return success();
+}

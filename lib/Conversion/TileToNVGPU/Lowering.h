@@ -1,0 +1,128 @@
+//===- Lowering.h - shared state of convert-tile-to-nvgpu -------*- C++ -*-===//
+//
+// Internal to lib/Conversion/TileToNVGPU. One `KernelLowering` lowers the
+// body of one gpu.func (the outlined tile.launch): it owns the on-chip
+// buffers' representations and emits per-thread code for every tile op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_LIB_CONVERSION_TILETONVGPU_LOWERING_H
+#define TILE_LIB_CONVERSION_TILETONVGPU_LOWERING_H
+
+#include "tile/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tile::nvgpu_lowering {
+
+/// How an on-chip buffer is represented on the GPU.
+struct Buffer {
+  MemoryScope scope;
+  MemRefType type;                 // the tile type (logical shape)
+  Value storage;                   // shared: 1-D workgroup view; fragment:
+                                   // 1-D per-thread alloca (registers);
+                                   // local: per-thread alloca of the shape
+  FragmentLayoutAttr layout;       // fragments
+  SwizzleAttr swizzle;             // shared (may be null)
+  int64_t registers = 0;           // fragments: registers per thread
+  int64_t sharedOffset = 0;        // shared: byte offset in dynamic smem
+};
+
+class KernelLowering {
+public:
+  KernelLowering(gpu::GPUFuncOp func, int64_t threads, StringRef chip);
+
+  /// Lowers every tile op of the function body. Returns the dynamic shared
+  /// memory bytes the kernel uses.
+  FailureOr<int64_t> run();
+
+  //===--- helpers (also used by the fast paths in other files) ---------===//
+  Value cst(int64_t v);
+  Value i32(int64_t v);
+  Value zeroOf(Type t);
+  Value convert(Value v, Type to);
+  Value expand(AffineExpr e, ValueRange dims);
+  SmallVector<Value> applyMap(AffineMap map, ValueRange dims);
+  /// `map` with dim `pos` replaced by the constant `value`, simplified.
+  AffineMap fixDim(AffineMap map, unsigned pos, int64_t value);
+  Value linearize(ArrayRef<int64_t> shape, ValueRange idx);
+  SmallVector<Value> delinearize(ArrayRef<int64_t> shape, Value linear);
+  void barrier();
+
+  /// Register-slot iteration of a fragment (unrolled when small).
+  void forEachRegister(int64_t regs, function_ref<void(Value, int64_t)> fn);
+  /// Elements [0, n) distributed over threads (l = tid + k * threads).
+  void forEachLinear(int64_t n, function_ref<void(Value)> fn);
+  /// Serial loop nest over a whole tile in the current thread.
+  void forEachSerial(ArrayRef<int64_t> shape,
+                     function_ref<void(ValueRange)> fn);
+
+  /// Tile index held by register `r` of thread `tid` (fragment).
+  SmallVector<Value> fragmentIndex(const Buffer &buf, Value r, int64_t rConst);
+  /// Shared element index (1-D, swizzled) of a tile index.
+  Value sharedIndex(const Buffer &buf, ValueRange idx);
+  Value loadOnChip(const Buffer &buf, ValueRange idx);
+  void storeOnChip(const Buffer &buf, ValueRange idx, Value v);
+  Value loadRegister(const Buffer &buf, Value slot);
+  void storeRegister(const Buffer &buf, Value slot, Value v);
+  /// Global element `start + idx` or zero when out of bounds.
+  Value loadGlobal(Value mem, ValueRange start, ValueRange idx, Type eltType);
+  /// Stores `v` at `start + idx` unless out of bounds.
+  void storeGlobal(Value mem, ValueRange start, ValueRange idx, Value v);
+  Value inBounds(Value mem, ValueRange gidx);
+  void ifThen(Value cond, function_ref<void()> fn);
+
+  /// A scratch view in dynamic shared memory (reused between ops; callers
+  /// put barriers around its use).
+  Value scratch(Type eltType, int64_t elements, int64_t byteOffset = 0);
+  /// Whether thread t holds element idx (by enumeration) for all (t, r) of
+  /// the iteration `driver`. Used for the register fast paths.
+  bool holdsAll(const Buffer &driver, const Buffer &other);
+
+  Buffer *lookup(Value v) {
+    auto it = buffers.find(v);
+    return it == buffers.end() ? nullptr : &it->second;
+  }
+
+  OpBuilder b;
+  Location loc;
+  gpu::GPUFuncOp func;
+  int64_t threads;
+  std::string chip;
+  Value tid, laneId, warpId;
+  Value smem; // memref<?xi8, workgroup>
+  int64_t sharedBytes = 0;
+  int64_t scratchBytes = 0;
+  llvm::DenseMap<Value, Buffer> buffers;
+
+private:
+  LogicalResult createBuffers();
+  LogicalResult lowerPipelined(PipelinedOp op);
+  LogicalResult lowerCopy(CopyOp op);
+  LogicalResult lowerFill(Operation *op, Value buffer, Value value);
+  LogicalResult lowerGemm(GemmOp op);
+  LogicalResult lowerReduce(ReduceOp op);
+  LogicalResult lowerParallel(ParallelOp op);
+  LogicalResult lowerAtomic(AtomicOp op, bool guard);
+  LogicalResult lowerAtomicTile(AtomicTileOp op);
+  LogicalResult rewriteAccesses(Operation *root, bool fragmentsInRegisters,
+                                llvm::DenseMap<Value, Value> *scratchViews);
+  void fragmentToScratch(const Buffer &buf, Value view);
+  void scratchToFragment(const Buffer &buf, Value view);
+};
+
+/// Fast paths (Gemm.cpp). Return failure() when they do not apply (nothing
+/// was emitted then).
+LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op);
+/// cp.async 16-byte copies of a global tile into a shared buffer; emits
+/// `scalarPath` under a runtime check for the unaligned case.
+LogicalResult lowerCopyAsync(KernelLowering &kl, CopyOp op,
+                             function_ref<void()> scalarPath);
+
+} // namespace mlir::tile::nvgpu_lowering
+
+#endif // TILE_LIB_CONVERSION_TILETONVGPU_LOWERING_H

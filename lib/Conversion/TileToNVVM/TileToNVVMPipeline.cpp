@@ -1,0 +1,76 @@
+//===- TileToNVVMPipeline.cpp - the tile-to-nvvm pipeline -----------------===//
+
+#include "tile/Conversion/TileToNVVM.h"
+#include "tile/Conversion/Passes.h"
+#include "tile/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::tile::buildTileNVVMSerialization(OpPassManager &pm,
+                                            StringRef format,
+                                            StringRef toolkit) {
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = format.str();
+  binary.toolkitPath = toolkit.str();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::tile::buildTileToNVVMPipeline(
+    OpPassManager &pm, const TileToNVVMPipelineOptions &opts) {
+  pm.addPass(createTileAttachMetadata(
+      TileAttachMetadataOptions{"cuda", opts.chip, opts.features}));
+  pm.addPass(createTileInferLayouts());
+  pm.addPass(createConvertTileToNVGPU(ConvertTileToNVGPUOptions{opts.chip}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(arith::createArithExpandOpsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = opts.chip;
+  target.features = opts.features;
+  target.optLevel = opts.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  if (opts.format != "none")
+    buildTileNVVMSerialization(pm, opts.format, opts.toolkit);
+}
+
+void mlir::tile::registerTileToNVVMPipeline() {
+  PassPipelineRegistration<TileToNVVMPipelineOptions>(
+      "tile-to-nvvm",
+      "Lower a tile kernel to a gpu.module of NVVM and serialize it (cubin "
+      "or PTX) with gpu-module-to-binary",
+      buildTileToNVVMPipeline);
+}
+
+void mlir::tile::registerTileNVVMDialects(DialectRegistry &registry) {
+  registry.insert<gpu::GPUDialect, ::mlir::nvgpu::NVGPUDialect,
+                  NVVM::NVVMDialect, vector::VectorDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}

@@ -1,0 +1,268 @@
+//===- InferLayouts.cpp - tile-infer-layouts ------------------------------===//
+//
+// Chooses a #tile.fragment (with its inverse map) for every fragment buffer
+// without one, and a #tile.swizzle for shared gemm operands. See Passes.td
+// and docs/pipelines.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tile/Dialect/Tile/Transforms/Layouts.h"
+#include "tile/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEINFERLAYOUTS
+#include "tile/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static int64_t numElementsOf(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Row-major linearization of the dims of a map over `shape`.
+static AffineExpr linearize(MLIRContext *ctx, ArrayRef<int64_t> shape) {
+  AffineExpr l = getAffineConstantExpr(0, ctx);
+  int64_t stride = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    l = l + getAffineDimExpr(d, ctx) * stride;
+    stride *= shape[d];
+  }
+  return l;
+}
+
+/// Splits the linear index `l` into row-major indices of `shape`.
+static SmallVector<AffineExpr> delinearize(AffineExpr l,
+                                           ArrayRef<int64_t> shape) {
+  SmallVector<AffineExpr> idx(shape.size());
+  int64_t stride = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    AffineExpr v = l.floorDiv(stride);
+    idx[d] = d == 0 ? v : v % shape[d];
+    stride *= shape[d];
+  }
+  return idx;
+}
+
+FragmentLayoutAttr mlir::tile::getLinearLayout(MLIRContext *ctx,
+                                               ArrayRef<int64_t> shape,
+                                               int64_t threads) {
+  unsigned rank = shape.size();
+  AffineExpr l = linearize(ctx, shape);
+  auto thread = AffineMap::get(rank, 0, l % threads);
+  auto index = AffineMap::get(rank, 0, l.floorDiv(threads));
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  auto inverse = AffineMap::get(2, 0, delinearize(r * threads + t, shape), ctx);
+  return FragmentLayoutAttr::get(ctx, thread, index, threads, 1, inverse);
+}
+
+FragmentLayoutAttr mlir::tile::getReplicatedLayout(MLIRContext *ctx,
+                                                   ArrayRef<int64_t> shape,
+                                                   int64_t threads) {
+  unsigned rank = shape.size();
+  AffineExpr l = linearize(ctx, shape);
+  auto thread = AffineMap::get(rank, 0, l % threads);
+  auto index = AffineMap::get(rank, 0, l);
+  AffineExpr r = getAffineDimExpr(1, ctx);
+  auto inverse = AffineMap::get(2, 0, delinearize(r, shape), ctx);
+  return FragmentLayoutAttr::get(ctx, thread, index, threads, threads, inverse);
+}
+
+std::optional<MmaWarpTiling>
+mlir::tile::chooseMmaWarpTiling(int64_t m, int64_t n, int64_t threads) {
+  if (threads % 32 != 0 || m % 16 != 0 || n % 8 != 0)
+    return std::nullopt;
+  int64_t warps = threads / 32;
+  std::optional<MmaWarpTiling> best;
+  for (int64_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm)
+      continue;
+    int64_t wn = warps / wm;
+    if ((m / 16) % wm || (n / 8) % wn)
+      continue;
+    MmaWarpTiling t{wm, wn, m / wm, n / wn};
+    auto cost = [](const MmaWarpTiling &x) {
+      return std::abs(x.warpM - x.warpN);
+    };
+    if (!best || cost(t) < cost(*best))
+      best = t;
+  }
+  return best;
+}
+
+FragmentLayoutAttr
+mlir::tile::getMmaAccumulatorLayout(MLIRContext *ctx, int64_t m, int64_t n,
+                                    int64_t threads, const MmaWarpTiling &w) {
+  AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx);
+  int64_t tilesN = w.warpN / 8;
+  AffineExpr warp = i.floorDiv(w.warpM) * w.warpsN + j.floorDiv(w.warpN);
+  AffineExpr lane = (i % 8) * 4 + (j % 8).floorDiv(2);
+  AffineExpr tile = (i % w.warpM).floorDiv(16) * tilesN + (j % w.warpN).floorDiv(8);
+  AffineExpr reg = tile * 4 + (i % 16).floorDiv(8) * 2 + j % 2;
+  auto thread = AffineMap::get(2, 0, warp * 32 + lane);
+  auto index = AffineMap::get(2, 0, reg);
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr tw = t.floorDiv(32), tl = t % 32, rt = r.floorDiv(4);
+  AffineExpr ii = tw.floorDiv(w.warpsN) * w.warpM + rt.floorDiv(tilesN) * 16 +
+                  (r % 4).floorDiv(2) * 8 + tl.floorDiv(4);
+  AffineExpr jj = (tw % w.warpsN) * w.warpN + (rt % tilesN) * 8 +
+                  (tl % 4) * 2 + r % 2;
+  auto inverse = AffineMap::get(2, 0, {ii, jj}, ctx);
+  return FragmentLayoutAttr::get(ctx, thread, index, threads, 1, inverse);
+}
+
+std::optional<MmaWarpTiling>
+mlir::tile::matchMmaAccumulatorLayout(FragmentLayoutAttr layout,
+                                      ArrayRef<int64_t> shape) {
+  if (!layout || shape.size() != 2)
+    return std::nullopt;
+  auto tiling = chooseMmaWarpTiling(shape[0], shape[1], layout.getThreads());
+  if (!tiling)
+    return std::nullopt;
+  if (getMmaAccumulatorLayout(layout.getContext(), shape[0], shape[1],
+                              layout.getThreads(), *tiling) != layout)
+    return std::nullopt;
+  return tiling;
+}
+
+SwizzleAttr mlir::tile::getLdmatrixSwizzle(MLIRContext *ctx, int64_t rowBytes) {
+  if (!llvm::isPowerOf2_64(rowBytes) || rowBytes < 32)
+    return nullptr;
+  if (rowBytes == 32)
+    return SwizzleAttr::get(ctx, 1, 4, 3);
+  if (rowBytes == 64)
+    return SwizzleAttr::get(ctx, 2, 4, 3);
+  int64_t shift = llvm::Log2_64(rowBytes) - 4;
+  if (3 + 4 + shift > 20)
+    return nullptr;
+  return SwizzleAttr::get(ctx, 3, 4, shift);
+}
+
+namespace {
+
+bool isFragment(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && getMemoryScope(type) == MemoryScope::fragment;
+}
+
+struct TileInferLayoutsPass
+    : public tile::impl::TileInferLayoutsBase<TileInferLayoutsPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](LaunchOp launch) { inferLaunch(launch); });
+  }
+
+  void inferLaunch(LaunchOp launch) {
+    MLIRContext *ctx = &getContext();
+    int64_t threads = launch.getThreads();
+    llvm::DenseMap<Value, FragmentLayoutAttr> chosen;
+    auto allocOf = [](Value v) { return v.getDefiningOp<AllocOp>(); };
+    auto layoutOf = [&](Value v) -> FragmentLayoutAttr {
+      if (auto it = chosen.find(v); it != chosen.end())
+        return it->second;
+      if (AllocOp a = allocOf(v))
+        return dyn_cast_or_null<FragmentLayoutAttr>(a.getLayoutAttr());
+      return nullptr;
+    };
+    auto needs = [&](Value v) {
+      AllocOp a = allocOf(v);
+      return a && isFragment(v) && !a.getLayoutAttr() && !chosen.count(v);
+    };
+
+    // 1. gemm accumulators and operand swizzles.
+    launch.walk([&](GemmOp gemm) {
+      Value c = gemm.getC();
+      if (needs(c)) {
+        auto shape = cast<MemRefType>(c.getType()).getShape();
+        if (auto tiling = chooseMmaWarpTiling(shape[0], shape[1], threads))
+          chosen[c] = getMmaAccumulatorLayout(ctx, shape[0], shape[1],
+                                              threads, *tiling);
+      }
+      for (Value operand : {gemm.getA(), gemm.getB()}) {
+        AllocOp a = allocOf(operand);
+        auto type = cast<MemRefType>(operand.getType());
+        if (!a || a.getLayoutAttr() ||
+            getMemoryScope(type) != MemoryScope::shared)
+          continue;
+        int64_t eltBytes =
+            std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+        if (auto swz = getLdmatrixSwizzle(ctx, type.getShape()[1] * eltBytes))
+          a.setLayoutAttr(swz);
+      }
+    });
+
+    // 2. Propagate along same-shaped fragment uses (parallel bodies and
+    // fragment-to-fragment copies) until nothing changes.
+    auto tie = [&](Value a, Value b) {
+      if (!isFragment(a) || !isFragment(b) || a.getType() == Type() ||
+          cast<MemRefType>(a.getType()).getShape() !=
+              cast<MemRefType>(b.getType()).getShape())
+        return false;
+      FragmentLayoutAttr la = layoutOf(a), lb = layoutOf(b);
+      if (la && needs(b)) {
+        chosen[b] = la;
+        return true;
+      }
+      if (lb && needs(a)) {
+        chosen[a] = lb;
+        return true;
+      }
+      return false;
+    };
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      launch.walk([&](CopyOp copy) {
+        changed |= tie(copy.getSource(), copy.getTarget());
+      });
+      launch.walk([&](ParallelOp par) {
+        SmallVector<Value> frags;
+        par.walk([&](Operation *op) {
+          Value m;
+          if (auto l = dyn_cast<memref::LoadOp>(op))
+            m = l.getMemRef();
+          else if (auto s = dyn_cast<memref::StoreOp>(op))
+            m = s.getMemRef();
+          if (m && isFragment(m) &&
+              cast<MemRefType>(m.getType()).getShape() == par.getExtents())
+            frags.push_back(m);
+        });
+        for (Value a : frags)
+          for (Value b : frags)
+            changed |= tie(a, b);
+      });
+    }
+
+    // 3. Small reduction targets are replicated in every thread.
+    launch.walk([&](ReduceOp red) {
+      Value t = red.getTarget();
+      auto shape = cast<MemRefType>(t.getType()).getShape();
+      if (needs(t) && numElementsOf(shape) <= 256)
+        chosen[t] = getReplicatedLayout(ctx, shape, threads);
+    });
+
+    // 4. Defaults.
+    launch.walk([&](AllocOp alloc) {
+      Value v = alloc.getResult();
+      if (!needs(v))
+        return;
+      auto shape = alloc.getType().getShape();
+      int64_t n = numElementsOf(shape);
+      chosen[v] = n % threads == 0 ? getLinearLayout(ctx, shape, threads)
+                                   : getReplicatedLayout(ctx, shape, threads);
+    });
+
+    for (auto &[v, layout] : chosen)
+      allocOf(v).setLayoutAttr(layout);
+  }
+};
+
+} // namespace

@@ -1,0 +1,42 @@
+// RUN: tile-opt %s -split-input-file -tile-attach-metadata -verify-diagnostics
+
+// The host computes the grid from the metadata, so a grid extent may only
+// depend on argument shapes, integer scalars and integer arithmetic.
+func.func @grid_from_memory(%a: memref<?xf32>, %n: memref<1xindex>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{grid extent cannot be computed on the host: 'memref.load'}}
+  %g = memref.load %n[%c0] : memref<1xindex>
+  tile.launch blocks(%b) in (%g) threads(32) {
+  }
+  return
+}
+
+// -----
+
+func.func @grid_from_float(%a: memref<?xf32>, %x: f32) attributes {tile.kernel} {
+  // expected-error @+1 {{grid extent cannot be computed on the host: 'arith.fptoui'}}
+  %i = arith.fptoui %x : f32 to i32
+  %g = arith.index_cast %i : i32 to index
+  tile.launch blocks(%b) in (%g) threads(32) {
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected exactly one tile.kernel function in the module, found 0}}
+module {
+  func.func @not_a_kernel() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{scalars must be i32, i64, index, f32 or f64}}
+func.func @f16_scalar(%a: memref<?xf32>, %x: f16) attributes {tile.kernel} {
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%b) in (%c1) threads(32) {
+  }
+  return
+}

@@ -1,0 +1,254 @@
+"""End to end on the CPU target: every example and a kernel per op, compiled
+with tilec and run through BOTH runtime backends (ffi, native), checked
+against numpy. Inputs are fresh seeded random data, never zeros."""
+
+import numpy as np
+import pytest
+
+from e2e_util import EXAMPLES, KERNELS, rel_error
+
+try:
+    import ml_dtypes
+    BF16 = ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover - the venv pins ml_dtypes
+    BF16 = None
+
+BACKENDS = ["ffi", "native"]
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def round_to(x, dtype):
+    """Rounds float data to the kernel's element type (what it will read)."""
+    if dtype == "f16":
+        return x.astype(np.float16).astype(np.float32)
+    if dtype == "bf16":
+        return x.astype(BF16).astype(np.float32)
+    return x.astype(np.float32)
+
+
+# --------------------------------------------------------------------------
+# GEMM: tails, transposes, dtypes, pipelined vs serial, out_idx allocation.
+# --------------------------------------------------------------------------
+
+def gemm_source(dtype, ta, tb, loop, acc=None, out=None):
+    acc = acc or ("f32" if dtype != "f32" else "f32")
+    out = out or dtype
+    a_shape, a_idx, a_dims = (("32x64", "%k0, %m0", '"K", "M"') if ta else
+                              ("64x32", "%m0, %k0", '"M", "K"'))
+    b_shape, b_idx, b_dims = (("64x32", "%n0, %k0", '"N", "K"') if tb else
+                              ("32x64", "%k0, %n0", '"K", "N"'))
+    attrs = ", ".join(a for a, on in (("transpose_a", ta),
+                                      ("transpose_b", tb)) if on)
+    if loop == "pipelined":
+        begin = "tile.pipelined %k = %c0 to %nk step %c1 stages(3) {"
+    else:
+        begin = "scf.for %k = %c0 to %nk step %c1 {"
+    return (KERNELS / "gemm.mlir.in").read_text().format(
+        IN=dtype, ACC=acc, OUT=out, ADIMS=a_dims, BDIMS=b_dims,
+        KDIM="0" if ta else "1", ASHAPE=a_shape, BSHAPE=b_shape,
+        AIDX=a_idx, BIDX=b_idx, GEMM_ATTRS=attrs,
+        INIT=f"tile.clear %Cf : memref<64x64x{acc}, #tile.scope<fragment>>",
+        LOOP_BEGIN=begin, LOOP_END="}")
+
+
+def run_gemm(compile_kernel, tmp_path, backend, m, n, k, dtype="f16",
+             ta=False, tb=False, loop="pipelined", acc=None, seed=0):
+    bundle = compile_kernel(gemm_source(dtype, ta, tb, loop, acc))
+    r = rng(seed)
+    a = round_to(r.standard_normal((m, k)), dtype)
+    b = round_to(r.standard_normal((k, n)), dtype)
+    a_in = a.T.copy() if ta else a
+    b_in = b.T.copy() if tb else b
+    outs = bundle.run(tmp_path, {"A": a_in, "B": b_in}, backend)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    return outs["C"], ref
+
+
+GEMM_SHAPES = [(17, 33, 65), (1000, 1000, 1000), (1, 4096, 4096), (128, 64, 96)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m,n,k", GEMM_SHAPES)
+def test_gemm_f16_tails(compile_kernel, tmp_path, backend, m, n, k):
+    out, ref = run_gemm(compile_kernel, tmp_path, backend, m, n, k, "f16")
+    # Output rounded to f16: error ~ 2^-11 relative.
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("ta,tb", [(True, False), (False, True), (True, True)])
+def test_gemm_transposed(compile_kernel, tmp_path, backend, ta, tb):
+    out, ref = run_gemm(compile_kernel, tmp_path, backend, 70, 90, 100, "f16",
+                        ta=ta, tb=tb, seed=1)
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype,tol", [("bf16", 1e-2), ("f32", 1e-5)])
+def test_gemm_dtypes(compile_kernel, tmp_path, backend, dtype, tol):
+    if dtype == "bf16" and BF16 is None:
+        pytest.skip("ml_dtypes missing")
+    out, ref = run_gemm(compile_kernel, tmp_path, backend, 65, 130, 97, dtype,
+                        seed=2)
+    assert rel_error(out, ref) < tol
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gemm_f16_accumulator(compile_kernel, tmp_path, backend):
+    out, ref = run_gemm(compile_kernel, tmp_path, backend, 64, 64, 64, "f16",
+                        acc="f16", seed=3)
+    assert rel_error(out, ref) < 1e-2
+
+
+def test_pipelined_equals_serial(compile_kernel, tmp_path):
+    a, _ = run_gemm(compile_kernel, tmp_path / "p", "native", 77, 99, 130,
+                    "f32", loop="pipelined", seed=4)
+    b, _ = run_gemm(compile_kernel, tmp_path / "s", "native", 77, 99, 130,
+                    "f32", loop="serial", seed=4)
+    np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------
+# The examples.
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m,n,k", [(300, 200, 100), (128, 128, 32)])
+def test_example_gemm(compile_kernel, tmp_path, backend, m, n, k):
+    bundle = compile_kernel((EXAMPLES / "gemm.mlir").read_text())
+    r = rng(5)
+    a = round_to(r.standard_normal((m, k)), "f16").astype(np.float16)
+    b = round_to(r.standard_normal((k, n)), "f16").astype(np.float16)
+    out = bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"]
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m", [1, 37, 64])
+def test_example_softmax(compile_kernel, tmp_path, backend, m):
+    bundle = compile_kernel((EXAMPLES / "softmax.mlir").read_text())
+    x = rng(6).standard_normal((m, 1024)).astype(np.float32) * 3
+    out = bundle.run(tmp_path, {"X": x}, backend)["Y"]
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    assert rel_error(out, e / e.sum(axis=1, keepdims=True)) < 1e-5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m,n", [(1, 1), (100, 300), (64, 128)])
+def test_example_reduce_rows(compile_kernel, tmp_path, backend, m, n):
+    bundle = compile_kernel((EXAMPLES / "reduce_rows.mlir").read_text())
+    x = rng(7).standard_normal((m, n)).astype(np.float32)
+    out = bundle.run(tmp_path, {"X": x}, backend)["Y"]
+    assert rel_error(out, x.astype(np.float64).sum(axis=1)) < 1e-5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n", [1, 1000, 4096, 5000])
+def test_example_elementwise_add(compile_kernel, tmp_path, backend, n):
+    bundle = compile_kernel((EXAMPLES / "elementwise_add.mlir").read_text())
+    r = rng(8)
+    a = r.standard_normal(n).astype(np.float32)
+    b = r.standard_normal(n).astype(np.float32)
+    outs = bundle.run(tmp_path, {"A": a, "B": b}, backend)
+    np.testing.assert_array_equal(outs["C"], a + b)
+
+
+# --------------------------------------------------------------------------
+# reduce: every kind, with and without clear, f32 and i32.
+# --------------------------------------------------------------------------
+
+NEUTRAL = {
+    ("f32", "sum"): "0.0", ("f32", "abssum"): "0.0", ("f32", "absmax"): "0.0",
+    ("f32", "max"): "0xFF800000", ("f32", "min"): "0x7F800000",
+    ("i32", "sum"): "0", ("i32", "abssum"): "0", ("i32", "absmax"): "0",
+    ("i32", "max"): "-2147483648", ("i32", "min"): "2147483647",
+}
+COMBINE = {"sum": np.add, "abssum": np.add, "max": np.maximum,
+           "min": np.minimum, "absmax": np.maximum}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "abssum", "absmax"])
+@pytest.mark.parametrize("clear", [False, True])
+def test_reduce(compile_kernel, tmp_path, backend, dtype, kind, clear):
+    src = (KERNELS / "reduce.mlir.in").read_text().format(
+        T=dtype, KIND=kind, NEUTRAL=NEUTRAL[(dtype, kind)],
+        CLEAR=", clear" if clear else "")
+    bundle = compile_kernel(src)
+    r = rng(9)
+    m, n = (37, 60) if clear else (37, 150)
+    if dtype == "f32":
+        x = r.standard_normal((m, n)).astype(np.float32)
+        y = r.standard_normal(m).astype(np.float32)
+    else:
+        x = r.integers(-1000, 1000, (m, n)).astype(np.int32)
+        y = r.integers(-1000, 1000, m).astype(np.int32)
+    out = bundle.run(tmp_path, {"X": x, "Y": y}, backend)["Y"]
+    vals = np.abs(x) if kind.startswith("abs") else x
+    red = {"sum": np.sum, "abssum": np.sum, "max": np.max, "min": np.min,
+           "absmax": np.max}[kind](vals.astype(np.float64), axis=1)
+    ref = red if clear else COMBINE[kind](y.astype(np.float64), red)
+    if dtype == "i32":
+        np.testing.assert_array_equal(out, ref.astype(np.int32))
+    else:
+        assert rel_error(out, ref) < 1e-5
+
+
+# --------------------------------------------------------------------------
+# scalars, fill, local/shared/fragment staging, conversions, 3-D grid.
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape,step", [((3, 17, 70), 2), ((5, 8, 32), 4)])
+def test_axpy3d(compile_kernel, tmp_path, backend, shape, step):
+    bundle = compile_kernel((KERNELS / "axpy3d.mlir").read_text())
+    r = rng(10)
+    x = r.standard_normal(shape).astype(np.float16)
+    y = r.standard_normal(shape).astype(np.float32)
+    alpha, bias = 1.5, -0.25
+    outs = bundle.run(tmp_path, {"X": x, "Y": y}, backend,
+                      scalars={"alpha": alpha, "bias": bias,
+                               "batch_step": step})
+    ref = np.float32(alpha) * x.astype(np.float32) + y + np.float32(bias)
+    if step > 2:
+        # Blocks cover 2 batches but the grid steps by `step`: the batches in
+        # between are left alone.
+        covered = np.zeros(shape[0], bool)
+        for z in range(0, -(-shape[0] // step)):
+            covered[2 * z:2 * z + 2] = True
+        ref = np.where(covered[:, None, None], ref, y)
+    np.testing.assert_allclose(outs["Y"], ref, rtol=1e-6, atol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# atomics from concurrently running blocks.
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n", [4, 1000, 4096])
+def test_atomics(compile_kernel, tmp_path, backend, n):
+    bundle = compile_kernel((KERNELS / "atomics.mlir").read_text())
+    r = rng(11)
+    x = r.standard_normal((n, 64)).astype(np.float32)
+    acc = r.standard_normal((64, 64)).astype(np.float32)
+    mx = np.array([-0.5], np.float32)
+    mn = np.array([0.5], np.float32)
+    count = np.array([7], np.int32)
+    outs = bundle.run(tmp_path, {"X": x, "Acc": acc, "Mx": mx, "Mn": mn,
+                                 "Count": count}, backend)
+    blocks = -(-n // 4)
+    ref_acc = acc.astype(np.float64).copy()
+    padded = np.zeros((blocks * 4, 64))
+    padded[:n] = x
+    for b in range(blocks):
+        slot = (b % 16) * 4
+        ref_acc[slot:slot + 4] += padded[b * 4:b * 4 + 4]
+    assert rel_error(outs["Acc"], ref_acc) < 1e-5
+    assert outs["Mx"][0] == max(mx[0], x[:, 0].max())
+    assert outs["Mn"][0] == min(mn[0], x[:, 0].min())
+    assert outs["Count"][0] == count[0] + blocks
