@@ -1085,3 +1085,16 @@ func.func @f(%F: memref<64x64xf32, #tile.scope<fragment>>, %O: memref<?x?xf32>, 
   tile.atomic_tile add %F to %O[%n, %n] : memref<64x64xf32, #tile.scope<fragment>> to memref<?x?xf32>
   return
 }
+
+// -----
+
+func.func @alloc_in_parallel() {
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(32) {
+    tile.parallel (%i) in [4] {
+      // expected-error @+1 {{may not be nested in a tile.parallel}}
+      %s = tile.alloc : memref<4xf32, #tile.scope<local>>
+    }
+  }
+  return
+}

@@ -171,3 +171,15 @@ func.func @k(%X: memref<?xf32> {tile.input}, %n: index) attributes {tile.kernel}
 
 // expected-error @+1 {{'tile.output' may only annotate func.func arguments}}
 llvm.func @f(%p: !llvm.ptr {tile.output})
+
+// -----
+
+// expected-error @+1 {{symbol 'N' is 128 in argument #1 but 64 in argument #0}}
+func.func @symbol_two_static_extents(%a: memref<64xf32> {tile.dims = ["N"]},
+                                     %b: memref<128xf32> {tile.dims = ["N"]})
+    attributes {tile.kernel} {
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(32) {
+  }
+  return
+}

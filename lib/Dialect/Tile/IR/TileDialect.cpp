@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -85,6 +86,28 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
         return op->emitError() << "kernel argument #" << i
                                << " must be a memref or a scalar, got "
                                << type;
+    }
+    // A symbol names one extent: two static dims may not give it two values.
+    llvm::StringMap<std::pair<int64_t, unsigned>> staticSymbols;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto memref = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
+      auto names = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttrName);
+      if (!memref || !names ||
+          names.size() != static_cast<size_t>(memref.getRank()))
+        continue;
+      for (auto [d, name] : llvm::enumerate(names)) {
+        auto str = dyn_cast<StringAttr>(name);
+        int64_t extent = memref.getDimSize(d);
+        if (!str || ShapedType::isDynamic(extent))
+          continue;
+        auto [it, inserted] =
+            staticSymbols.try_emplace(str.getValue(), extent, i);
+        if (!inserted && it->second.first != extent)
+          return op->emitError()
+                 << "symbol '" << str.getValue() << "' is " << extent
+                 << " in argument #" << i << " but "
+                 << it->second.first << " in argument #" << it->second.second;
+      }
     }
     unsigned launches = 0;
     func.walk([&](LaunchOp) { ++launches; });

@@ -179,6 +179,11 @@ LogicalResult AllocOp::verify() {
     return emitOpError("buffer has no elements");
   if (failed(verifyInsideLaunch(*this)))
     return failure();
+  // A buffer belongs to the block: allocating per iteration of a parallel
+  // body would give every element its own buffer.
+  if ((*this)->getParentOfType<ParallelOp>())
+    return emitOpError("allocates a block's buffer and may not be nested in "
+                       "a tile.parallel; allocate it in the launch body");
   if (Attribute layout = getLayoutAttr()) {
     if (auto fragment = dyn_cast<FragmentLayoutAttr>(layout)) {
       if (*scope != MemoryScope::fragment)

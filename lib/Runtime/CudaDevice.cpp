@@ -1,0 +1,361 @@
+//===- CudaDevice.cpp - CUDA device layer: cubin / PTX, cuLaunchKernel ----===//
+//
+// A CUDA kernel's DeviceModule. At load time it checks the driver (dlopen +
+// cuInit, no link-time dependency), the bundle's sections and precomputes
+// the kernelParams plan (the CPU `args` array flattened per docs/bundle.md,
+// "The CUDA kernel ABI"). The CUmodule is loaded lazily, once per device, on
+// the first launch on that device: the cubin when it runs on the device's
+// compute capability, else the PTX, JIT-compiled by the driver (also when
+// the cubin load answers NO_BINARY_FOR_GPU). Launches run in the device's
+// primary context on the caller's stream and never allocate.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaDriver.h"
+#include "Device.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <memory>
+#include <unistd.h>
+
+namespace tile::rt {
+namespace cuda {
+
+tile_status buildParamPlan(const KernelPlan &plan, std::vector<ParamRef> &out,
+                           std::string &error) {
+  out.clear();
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const ParamPlan &p = plan.params[i];
+    if (!p.isTensor) {
+      out.push_back({uint32_t(i), 0});
+      continue;
+    }
+    // {allocated, aligned, offset, sizes[r], strides[r]}: 8 bytes each.
+    for (int32_t w = 0; w < TILE_MEMREF_WORDS(p.rank); ++w)
+      out.push_back({uint32_t(i), uint32_t(w * 8)});
+  }
+  if (out.size() > kMaxKernelParams) {
+    error = "kernel '" + plan.name + "' has " + str(int64_t(out.size())) +
+            " CUDA kernel parameters (at most " + str(kMaxKernelParams) +
+            " are supported)";
+    return TILE_STATUS_BUNDLE_ERROR;
+  }
+  return TILE_STATUS_OK;
+}
+
+} // namespace cuda
+
+namespace {
+
+using namespace cuda;
+
+/// Host block [DLManagedTensor | shape] for a device allocation.
+void freeCudaTensor(DLManagedTensor *self) {
+  if (self->dl_tensor.data) {
+    if (Driver *d = loadedDriver()) {
+      CUcontext ctx = d->context(self->dl_tensor.device.device_id);
+      ScopedContext scope(d->api, ctx);
+      d->api.cuMemFree(
+          reinterpret_cast<CUdeviceptr>(self->dl_tensor.data));
+    }
+  }
+  std::free(self);
+}
+
+struct Loaded {
+  CUcontext ctx = nullptr;
+  CUmodule module = nullptr;
+  CUfunction fn = nullptr;
+};
+
+class CudaModule final : public DeviceModule {
+public:
+  CudaModule(const KernelPlan &plan, Driver *drv, std::string_view cubin,
+             std::string_view ptx, std::string_view nativeSo,
+             std::vector<ParamRef> params)
+      : drv_(drv), name_(plan.name), chip_(plan.targetChip),
+        entry_(plan.entryKernel), cubin_(cubin), nativeSo_(nativeSo),
+        params_(std::move(params)),
+        slots_(new std::atomic<Loaded *>[size_t(drv->deviceCount)]) {
+    if (!ptx.empty()) {
+      ptx_.assign(ptx.data(), ptx.size());
+      ptx_.push_back('\0'); // the driver reads PTX as a C string
+    }
+    for (int d = 0; d < drv->deviceCount; ++d)
+      slots_[size_t(d)].store(nullptr, std::memory_order_relaxed);
+    for (int d = 0; d < 3; ++d)
+      block_[d] = unsigned(plan.block[d]);
+    shared_ = unsigned(plan.sharedBytes);
+  }
+
+  ~CudaModule() override {
+    for (int d = 0; d < drv_->deviceCount; ++d)
+      if (Loaded *l = slots_[size_t(d)].load(std::memory_order_acquire)) {
+        ScopedContext scope(drv_->api, l->ctx);
+        drv_->api.cuModuleUnload(l->module);
+        delete l;
+      }
+    if (nativeHandle_) {
+      ::dlclose(nativeHandle_);
+      if (nativeFd_ >= 0 && !cpu::stillLoaded(nativeFd_))
+        ::close(nativeFd_);
+    }
+  }
+
+  void *hostSymbol(const char *name) const override {
+    // native.so is only needed by the native backend: load it on demand.
+    std::call_once(nativeOnce_, [&] {
+      if (nativeSo_.empty())
+        return;
+      std::string error;
+      nativeHandle_ = cpu::loadSharedObject(nativeSo_, nativeFd_, error);
+      if (!nativeHandle_)
+        nativeError_ = error;
+    });
+    if (!nativeHandle_)
+      return nullptr;
+    return ::dlsym(nativeHandle_, name);
+  }
+
+  tile_status run(void **args, int64_t gx, int64_t gy, int64_t gz,
+                  void *stream, int32_t device) const override {
+    const Loaded *l = slot(device);
+    if (!l)
+      return TILE_STATUS_LAUNCH_FAILED; // slot() has fail()ed: keep status
+    if (gx > 0x7fffffff || gy > 65535 || gz > 65535)
+      return fail(TILE_STATUS_LAUNCH_FAILED,
+                  "kernel '" + name_ + "': grid [" + str(gx) + ", " + str(gy) +
+                      ", " + str(gz) + "] exceeds the CUDA limits [2^31-1, "
+                      "65535, 65535]");
+    void *kp[kMaxKernelParams];
+    flattenParams(params_.data(), params_.size(), args, kp);
+    ScopedContext scope(drv_->api, l->ctx);
+    if (!scope.ok())
+      return fail(TILE_STATUS_LAUNCH_FAILED,
+                  "kernel '" + name_ + "': cannot make the context of CUDA "
+                  "device " + str(device) + " current");
+    CUresult r = drv_->api.cuLaunchKernel(
+        l->fn, unsigned(gx), unsigned(gy), unsigned(gz), block_[0], block_[1],
+        block_[2], shared_, static_cast<CUstream>(stream), kp, nullptr);
+    if (r != kSuccess)
+      return fail(TILE_STATUS_LAUNCH_FAILED,
+                  "kernel '" + name_ + "': cuLaunchKernel failed: " +
+                      errorText(r) + " (grid [" + str(gx) + ", " + str(gy) +
+                      ", " + str(gz) + "], block [" + str(block_[0]) + ", " +
+                      str(block_[1]) + ", " + str(block_[2]) + "], " +
+                      str(shared_) + " bytes of dynamic shared memory)");
+    return TILE_STATUS_OK;
+  }
+
+  DLManagedTensor *allocate(DLDataType dtype, int32_t ndim,
+                            const int64_t *shape, void *,
+                            int32_t device) const override {
+    // Plain cuMemAlloc/cuMemFree: the deleter may run at any time, with no
+    // stream at hand, and cuMemFree waits for the device, so it is always
+    // safe. Stream-ordered allocation is a framework allocator's job
+    // (tile_set_allocator, e.g. one returning torch.empty tensors).
+    CUcontext ctx = drv_->context(device);
+    if (!ctx)
+      return nullptr;
+    int64_t elems = 1;
+    for (int32_t d = 0; d < ndim; ++d) {
+      if (shape[d] < 0 ||
+          (shape[d] > 0 && elems > (INT64_MAX >> 12) / shape[d]))
+        return nullptr;
+      elems *= shape[d];
+    }
+    size_t bytes = size_t(elems) * size_t(elementBytes(dtype));
+    auto *mt = static_cast<DLManagedTensor *>(std::malloc(
+        sizeof(DLManagedTensor) + sizeof(int64_t) * size_t(ndim)));
+    if (!mt)
+      return nullptr;
+    auto *dims = reinterpret_cast<int64_t *>(mt + 1);
+    std::memcpy(dims, shape, sizeof(int64_t) * size_t(ndim));
+    CUdeviceptr p = 0;
+    if (bytes > 0) {
+      ScopedContext scope(drv_->api, ctx);
+      if (!scope.ok() || drv_->api.cuMemAlloc(&p, bytes) != kSuccess) {
+        std::free(mt);
+        return nullptr;
+      }
+    }
+    DLTensor &t = mt->dl_tensor;
+    t.data = reinterpret_cast<void *>(p);
+    t.device.device_type = kDLCUDA;
+    t.device.device_id = device;
+    t.ndim = ndim;
+    t.dtype = dtype;
+    t.shape = dims;
+    t.strides = nullptr;
+    t.byte_offset = 0;
+    mt->manager_ctx = nullptr;
+    mt->deleter = freeCudaTensor;
+    return mt;
+  }
+
+private:
+  /// The module for `device`, loaded on first use.
+  const Loaded *slot(int32_t device) const {
+    if (device < 0 || device >= drv_->deviceCount) {
+      fail(TILE_STATUS_LAUNCH_FAILED,
+           "kernel '" + name_ + "': CUDA device " + str(device) +
+               " does not exist (the driver sees " + str(drv_->deviceCount) +
+               ")");
+      return nullptr;
+    }
+    if (Loaded *l = slots_[size_t(device)].load(std::memory_order_acquire))
+      return l;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Loaded *l = slots_[size_t(device)].load(std::memory_order_acquire))
+      return l;
+    auto l = std::make_unique<Loaded>();
+    if (!loadOn(device, *l))
+      return nullptr;
+    slots_[size_t(device)].store(l.get(), std::memory_order_release);
+    return l.release();
+  }
+
+  bool loadOn(int32_t device, Loaded &l) const {
+    const Api &a = drv_->api;
+    l.ctx = drv_->context(device);
+    if (!l.ctx)
+      return false;
+    const int cc = drv_->computeCapability(device);
+    const std::string where = "CUDA device " + str(device) + " (sm_" +
+                              str(cc) + ")";
+    ScopedContext scope(a, l.ctx);
+    if (!scope.ok()) {
+      fail(TILE_STATUS_LAUNCH_FAILED, "kernel '" + name_ + "': cannot make "
+                                      "the context of " + where + " current");
+      return false;
+    }
+    const char *how = nullptr;
+    CUresult r = kErrorNoBinaryForGpu;
+    if (!cubin_.empty() && cubinRunsOn(chip_, cc)) {
+      r = a.cuModuleLoadData(&l.module, cubin_.data());
+      how = "cubin";
+      if (r != kSuccess && r != kErrorNoBinaryForGpu) {
+        fail(TILE_STATUS_LAUNCH_FAILED,
+             "kernel '" + name_ + "': cannot load the " + chip_ +
+                 " cubin on " + where + ": " + errorText(r));
+        return false;
+      }
+    }
+    if (r != kSuccess) {
+      if (ptx_.empty()) {
+        fail(TILE_STATUS_LAUNCH_FAILED,
+             "kernel '" + name_ + "' was compiled for " + chip_ +
+                 ", which does not run on " + where +
+                 ", and the bundle has no 'ptx' section to JIT-compile");
+        return false;
+      }
+      char errLog[8192] = {0};
+      int opts[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+      void *vals[] = {errLog, reinterpret_cast<void *>(sizeof(errLog) - 1)};
+      r = a.cuModuleLoadDataEx(&l.module, ptx_.data(), 2, opts, vals);
+      how = "ptx (JIT)";
+      if (r != kSuccess) {
+        fail(TILE_STATUS_LAUNCH_FAILED,
+             "kernel '" + name_ + "': JIT-compiling its PTX for " + where +
+                 " failed: " + errorText(r) +
+                 (errLog[0] ? std::string(": ") + errLog : std::string()));
+        return false;
+      }
+    }
+    r = a.cuModuleGetFunction(&l.fn, l.module, entry_.c_str());
+    if (r != kSuccess) {
+      a.cuModuleUnload(l.module);
+      fail(TILE_STATUS_BUNDLE_ERROR, "kernel '" + name_ + "': the " +
+                                         std::string(how) + " has no kernel '" +
+                                         entry_ + "' (" + errorText(r) + ")");
+      return false;
+    }
+    if (shared_ > 48 * 1024) {
+      int optin = drv_->maxSharedOptin(device);
+      if (optin > 0 && shared_ > unsigned(optin)) {
+        a.cuModuleUnload(l.module);
+        fail(TILE_STATUS_LAUNCH_FAILED,
+             "kernel '" + name_ + "' needs " + str(shared_) +
+                 " bytes of shared memory, but " + where + " allows " +
+                 str(optin) + " per block");
+        return false;
+      }
+      r = a.cuFuncSetAttribute(l.fn, kFuncAttrMaxDynamicSharedBytes,
+                               int(shared_));
+      if (r != kSuccess) {
+        a.cuModuleUnload(l.module);
+        fail(TILE_STATUS_LAUNCH_FAILED,
+             "kernel '" + name_ + "': cannot raise the dynamic shared memory "
+             "limit to " + str(shared_) + " bytes: " + errorText(r));
+        return false;
+      }
+    }
+    if (const char *v = std::getenv("TILE_CUDA_VERBOSE"); v && *v)
+      std::fprintf(stderr, "tile: kernel '%s' (%s) loaded on %s from %s\n",
+                   name_.c_str(), chip_.c_str(), where.c_str(), how);
+    return true;
+  }
+
+  Driver *drv_;
+  std::string name_, chip_, entry_;
+  std::string_view cubin_, nativeSo_;
+  std::string ptx_;
+  std::vector<ParamRef> params_;
+  unsigned block_[3] = {1, 1, 1};
+  unsigned shared_ = 0;
+  std::unique_ptr<std::atomic<Loaded *>[]> slots_;
+  mutable std::mutex mu_;
+  mutable std::once_flag nativeOnce_;
+  mutable void *nativeHandle_ = nullptr;
+  mutable int nativeFd_ = -1;
+  mutable std::string nativeError_;
+};
+
+} // namespace
+
+tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
+                           std::unique_ptr<DeviceModule> &out) {
+  // Bundle checks first: they need no GPU.
+  const bundle::SectionView *cubin = bundle.find("cubin");
+  const bundle::SectionView *ptx = bundle.find("ptx");
+  const bundle::SectionView *native = bundle.find("native.so");
+  if (!cubin && !ptx)
+    return fail(TILE_STATUS_BUNDLE_ERROR,
+                "bundle for target 'cuda' has neither a 'cubin' nor a 'ptx' "
+                "section");
+  if (plan.entryKernel.empty())
+    return fail(TILE_STATUS_BUNDLE_ERROR,
+                "bundle metadata: entry.kernel is required for target 'cuda'");
+  int cc;
+  bool specific;
+  if (!parseChip(plan.targetChip, cc, specific))
+    return fail(TILE_STATUS_BUNDLE_ERROR,
+                "bundle metadata: target.chip '" + plan.targetChip +
+                    "' is not a CUDA arch (expected e.g. sm_80, sm_90a)");
+  int64_t threads = plan.block[0] * plan.block[1] * plan.block[2];
+  if (plan.block[0] < 1 || plan.block[1] < 1 || plan.block[2] < 1 ||
+      threads > 1024 || plan.sharedBytes < 0 ||
+      plan.sharedBytes > (int64_t(1) << 30))
+    return fail(TILE_STATUS_BUNDLE_ERROR,
+                "bundle metadata: block [" + str(plan.block[0]) + ", " +
+                    str(plan.block[1]) + ", " + str(plan.block[2]) +
+                    "] / shared_bytes " + str(plan.sharedBytes) +
+                    " cannot be launched on CUDA (at most 1024 threads)");
+  std::vector<ParamRef> params;
+  std::string error;
+  if (tile_status st = buildParamPlan(plan, params, error))
+    return fail(st, error);
+
+  Driver *drv = nullptr;
+  if (tile_status st = load(drv))
+    return st;
+  out = std::make_unique<CudaModule>(
+      plan, drv, cubin ? cubin->bytes() : std::string_view(),
+      ptx ? ptx->bytes() : std::string_view(),
+      native ? native->bytes() : std::string_view(), std::move(params));
+  return TILE_STATUS_OK;
+}
+
+} // namespace tile::rt

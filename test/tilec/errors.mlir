@@ -1,0 +1,20 @@
+// RUN: not tilec %s --out-idx=5 -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not tilec %s --out-idx=1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: not tilec %s --backend=ctypes -o /dev/null 2>&1 | FileCheck %s --check-prefix=BACKEND
+// RUN: not tilec %s --target=vulkan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not tilec %s.missing -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not tilec %s --pass-pipeline='builtin.module(no-such-pass)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE
+
+// RANGE: --out-idx 5 is out of range: the kernel has 2 parameters
+// SCALAR: --out-idx 1 names a scalar parameter; outputs must be tensors
+// BACKEND: unknown backend 'ctypes'
+// TARGET: Cannot find option named 'vulkan'
+// MISSING: cannot read
+// PIPELINE: no-such-pass
+
+func.func @k(%x: memref<?xf32>, %s: f32) attributes {tile.kernel} {
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%b) in (%c1) threads(32) {
+  }
+  return
+}
