@@ -175,14 +175,15 @@ public:
     return ::dlsym(handle_, name);
   }
 
-  tile_status run(void **args, int64_t gx, int64_t gy, int64_t gz,
-                  void *) const override {
+  tile_status run(void **args, int64_t gx, int64_t gy, int64_t gz, void *,
+                  int32_t) const override {
     pool_.run(blocks_, args, gx, gy, gz);
     return TILE_STATUS_OK;
   }
 
   DLManagedTensor *allocate(DLDataType dtype, int32_t ndim,
-                            const int64_t *shape, void *) const override {
+                            const int64_t *shape, void *,
+                            int32_t) const override {
     return cpu::allocateHost(dtype, ndim, shape);
   }
 
@@ -227,6 +228,7 @@ tile_status loadDeviceModule(const KernelPlan &plan,
   case TargetKind::Cpu:
     return loadCpu(plan, bundle, out);
   case TargetKind::Cuda:
+    return loadCudaModule(plan, bundle, out);
   case TargetKind::Hip:
     // Seam for the GPU device layer (driver API via dlopen, no link-time
     // dependency). Until it exists, say so instead of failing obscurely.

@@ -62,6 +62,7 @@ struct Call {
   const KernelPlan &plan;
   Frame &frame;
   void *stream;
+  int32_t device; // device id of the first tensor argument (0 if none)
   const tile_allocator *allocator;
   tile_status callbackStatus = TILE_STATUS_OK; // set with fail() by callbacks
 };
@@ -206,17 +207,12 @@ DLTensor *allocateOutput(Call &c, int32_t i, const int64_t *shape) {
     return nullptr;
   }
   const ParamPlan &p = plan.params[i];
-  DLDevice device{static_cast<DLDeviceType>(plan.deviceType), 0};
-  for (size_t k = 0; k < plan.params.size(); ++k)
-    if (f.tensors[k]) {
-      device.device_id = f.tensors[k]->device.device_id;
-      break;
-    }
+  DLDevice device{static_cast<DLDeviceType>(plan.deviceType), c.device};
   DLManagedTensor *mt =
       c.allocator ? c.allocator->alloc(c.allocator->ctx, device, p.dtype,
                                        p.rank, shape, c.stream)
                   : c.kernel.module->allocate(p.dtype, p.rank, shape,
-                                              c.stream);
+                                              c.stream, c.device);
   std::string what = "output '" + p.name + "' (#" + str(i) + ")";
   if (!mt) {
     c.callbackStatus = fail(TILE_STATUS_OUT_OF_MEMORY,
@@ -234,6 +230,9 @@ DLTensor *allocateOutput(Call &c, int32_t i, const int64_t *shape) {
     bad = "dtype " + dtypeName(t.dtype) + " instead of " + p.dtypeName;
   else if (t.device.device_type != plan.deviceType)
     bad = "a " + deviceTypeName(t.device.device_type) + " tensor";
+  else if (plan.deviceType != kDLCPU && t.device.device_id != c.device)
+    bad = "a tensor on device " + str(t.device.device_id) + " instead of " +
+          str(c.device);
   else {
     int64_t elems = 1, stride = 1;
     for (int32_t d = p.rank - 1; d >= 0 && bad.empty(); --d) {
@@ -271,7 +270,7 @@ tile_status runGrid(Call &c, void **args, const int64_t g[3]) {
     tile_check_error e{TILE_CHECK_GRID_TOO_LARGE, -1, axis, 0, 0, g[axis]};
     return fail(TILE_STATUS_INVALID_ARGUMENT, formatCheckError(c.plan, e));
   }
-  return c.kernel.module->run(args, g[0], g[1], g[2], c.stream);
+  return c.kernel.module->run(args, g[0], g[1], g[2], c.stream, c.device);
 }
 
 tile_status launchFfi(Call &c) {
@@ -398,7 +397,14 @@ tile_status launchKernel(const tile_kernel &kernel, const tile_arg *args,
                 "kernel '" + plan.name + "': outputs were omitted, so 'outs' "
                 "must have room for " + str(nout) + " tensors");
 
-  Call call{kernel, plan, frame, stream,
+  // Outputs go where the inputs are (the checks require one device id).
+  int32_t device = 0;
+  for (size_t i = 0; i < plan.params.size(); ++i)
+    if (frame.tensors[i]) {
+      device = frame.tensors[i]->device.device_id;
+      break;
+    }
+  Call call{kernel, plan, frame, stream, device,
             kernel.allocator.load(std::memory_order_acquire)};
   if (!call.allocator)
     call.allocator = globalAllocator().load(std::memory_order_acquire);

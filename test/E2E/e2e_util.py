@@ -1,8 +1,11 @@
 """Helpers of the end-to-end suite: compile kernels with tilec, run
-them with tile-run through a chosen backend, compare against numpy.
+them with tile-run through a chosen backend, compare against a float64
+reference (numpy; torch on the GPU when TILE_E2E_TARGET=cuda and torch
+sees a CUDA device).
 
 The build directory comes from $TILE_BUILD_DIR (default: <repo>/build)."""
 
+import functools
 import hashlib
 import os
 import pathlib
@@ -20,6 +23,15 @@ TILE_RUN = BUILD / "bin" / "tile-run"
 KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
 EXAMPLES = REPO / "examples"
 
+TARGET = os.environ.get("TILE_E2E_TARGET", "cpu")
+if TARGET not in ("cpu", "cuda"):
+    raise ValueError(f"TILE_E2E_TARGET must be cpu or cuda, not {TARGET!r}")
+CHIPS = [c for c in os.environ.get("TILE_E2E_CHIPS", "sm_90a,sm_80").split(",")
+         if c]
+# With TILE_E2E_CHECK_IMAGE=1 (utils/gpu/run.sh on an sm_90 device) every
+# cuda run must report the module image the runtime chose.
+EXPECTED_IMAGE = {"sm_90a": "from cubin", "sm_80": "from ptx (JIT)"}
+
 
 def require(tool):
     if not tool.exists():
@@ -29,13 +41,17 @@ def require(tool):
 class Bundle:
     """A compiled kernel bundle plus helpers to run it."""
 
-    def __init__(self, path):
+    def __init__(self, path, flags=()):
         self.path = path
+        self.chip = next((f.split("=", 1)[1] for f in flags
+                          if f.startswith("--chip=")), None)
 
     def run(self, tmp_path, inputs, backend, scalars=None, save_all=True,
             runs=1):
         """Runs the kernel once per backend invocation; returns {param: array}
         of every tensor parameter after the run (outputs included)."""
+        if os.environ.get("TILE_E2E_COMPILE_ONLY") == "1":
+            pytest.skip("TILE_E2E_COMPILE_ONLY: compiled (and exported) only")
         require(TILE_RUN)
         run_dir = tmp_path / f"run-{backend}"
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -50,10 +66,14 @@ class Bundle:
             cmd += ["--input", f"{name}={f}"]
         if scalars:
             cmd += ["--scalar", ",".join(f"{k}={v}" for k, v in scalars.items())]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        env = dict(os.environ, TILE_CUDA_VERBOSE="1") if self.chip else None
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"tile-run failed ({proc.returncode}):\n"
                                f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+        if (self.chip and os.environ.get("TILE_E2E_CHECK_IMAGE") == "1"
+                and self.chip in EXPECTED_IMAGE):
+            assert EXPECTED_IMAGE[self.chip] in proc.stderr, proc.stderr
         return {p.stem: np.load(p) for p in (run_dir / "out").glob("*.npy")}
 
 
@@ -64,3 +84,50 @@ def rel_error(out, ref):
     assert not np.isnan(out).any(), "NaN in the output"
     denom = np.linalg.norm(ref)
     return np.linalg.norm(out - ref) / (denom if denom > 0 else 1.0)
+
+
+# --------------------------------------------------------------------------
+# float64 references: torch on the GPU when testing cuda (the issue asks for
+# results "checked against torch on the H200"), numpy otherwise.
+# --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _torch():
+    if TARGET != "cuda" or os.environ.get("TILE_E2E_TORCH", "1") == "0":
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def reference_backend():
+    return "torch (cuda, float64)" if _torch() else "numpy (float64)"
+
+
+def _to(t, x):
+    return t.from_numpy(np.ascontiguousarray(x, dtype=np.float64)).cuda()
+
+
+def ref_matmul(a, b):
+    t = _torch()
+    if t is None:
+        return a.astype(np.float64) @ b.astype(np.float64)
+    return (_to(t, a) @ _to(t, b)).cpu().numpy()
+
+
+def ref_softmax(x):
+    t = _torch()
+    if t is None:
+        x = x.astype(np.float64)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    return t.softmax(_to(t, x), dim=1).cpu().numpy()
+
+
+def ref_rowsum(x):
+    t = _torch()
+    if t is None:
+        return x.astype(np.float64).sum(axis=1)
+    return _to(t, x).sum(dim=1).cpu().numpy()

@@ -3,7 +3,12 @@
 //   tile-run bundle.tileb [--backend=auto|ffi|native] [--dims M=1000,N=64]
 //            [--scalar alpha=0.5] [--input A=a.npy] [--seed S] [-n N]
 //            [--warmup W] [--save-outputs DIR] [--compare-backends ffi,native]
-//            [--atol X] [--info]
+//            [--atol X] [--device=cpu|cuda[:N]] [--info]
+//
+// CUDA bundles run on a GPU (--device, default: the bundle's target): the
+// inputs are copied to device memory before every run, launches go to the
+// legacy default stream and are timed with CUDA events, results are copied
+// back. The driver is reached through the runtime's CudaDriver (dlopen).
 //
 // Inputs not given with --input are filled with seeded random values (floats
 // in [-1, 1), ints in [-8, 8), unsigned in [0, 16)); their shapes come from
@@ -11,6 +16,7 @@
 // allocate. Exit status: 0 ok, 1 backends differ, 2 usage or runtime error.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaDriver.h"
 #include "Elements.h"
 #include "Npy.h"
 #include "tile/Runtime/tile_runtime.h"
@@ -28,6 +34,7 @@
 #include <vector>
 
 using namespace tilerun;
+namespace cu = tile::rt::cuda;
 
 namespace {
 
@@ -50,6 +57,8 @@ const char *kUsage =
     "                         the run (in-place results), not only outputs\n"
     "  --compare-backends A,B run with both backends, compare outputs\n"
     "  --atol X               tolerance for --compare-backends (default 0)\n"
+    "  --device=D             cpu or cuda[:N] (default: the bundle's target,\n"
+    "                         device 0)\n"
     "  --info                 print the kernel's interface and exit\n";
 
 struct Options {
@@ -63,7 +72,18 @@ struct Options {
   std::vector<std::string> compare;
   double atol = 0;
   bool info = false;
+  std::string device; // "" = from the bundle's target
 };
+
+/// Where tensors live: host memory, or CUDA device `id` (primary context
+/// made current for the whole process: tile-run is single-threaded).
+struct Device {
+  bool cuda = false;
+  int id = 0;
+  cu::Driver *drv = nullptr;
+  cu::CUevent start = nullptr, stop = nullptr;
+};
+Device gDevice;
 
 std::vector<std::string> split(const std::string &s, char sep) {
   std::vector<std::string> out;
@@ -151,6 +171,8 @@ Options parseOptions(int argc, char **argv) {
       o.compare = split(value, ',');
       if (o.compare.size() != 2)
         die("--compare-backends expects two backends, e.g. ffi,native");
+    } else if (takeValue("--device")) {
+      o.device = value;
     } else if (takeValue("--atol")) {
       o.atol = toDouble(value, "--atol");
     } else if (!a.empty() && a[0] == '-') {
@@ -166,6 +188,51 @@ Options parseOptions(int argc, char **argv) {
   if (o.runs < 1 || o.warmup < 0)
     die("-n must be >= 1 and --warmup >= 0");
   return o;
+}
+
+void cudaCheck(cu::CUresult r, const char *what) {
+  if (r != cu::kSuccess)
+    die(std::string(what) + " failed: " + cu::errorText(r));
+}
+
+/// Picks the device from --device or the bundle's target; for CUDA, makes
+/// the device's primary context current and creates the timing events.
+void setupDevice(tile_kernel_t k, const Options &o) {
+  std::string target = tile_kernel_target_kind(k);
+  std::string d = o.device.empty() ? target : o.device;
+  if (d == "cpu") {
+    if (target != "cpu")
+      die("kernel '" + std::string(tile_kernel_name(k)) + "' targets '" +
+          target + "'; it cannot run with --device=cpu");
+    return;
+  }
+  if (d.compare(0, 4, "cuda") != 0 ||
+      (d.size() > 4 && (d[4] != ':' || d.size() == 5)))
+    die("--device expects cpu, cuda or cuda:N, got '" + d + "'");
+  if (target != "cuda")
+    die("kernel '" + std::string(tile_kernel_name(k)) + "' targets '" +
+        target + "'; it cannot run with --device=" + d);
+  gDevice.cuda = true;
+  gDevice.id = d.size() > 5 ? int(toInt(d.substr(5), "--device")) : 0;
+  if (tile_status st = cu::load(gDevice.drv))
+    die(std::string(tile_status_name(st)) + ": " + tile_last_error());
+  cu::CUcontext ctx = gDevice.drv->context(gDevice.id);
+  if (!ctx)
+    die(std::string("NO_DEVICE: ") + tile_last_error());
+  const cu::Api &a = gDevice.drv->api;
+  cudaCheck(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  cudaCheck(a.cuEventCreate(&gDevice.start, 0), "cuEventCreate");
+  cudaCheck(a.cuEventCreate(&gDevice.stop, 0), "cuEventCreate");
+}
+
+/// Copies `bytes` of device memory at `p` to the host.
+std::string fromDevice(const void *p, size_t bytes) {
+  std::string host(bytes, '\0');
+  if (bytes)
+    cudaCheck(gDevice.drv->api.cuMemcpyDtoH(
+                  &host[0], reinterpret_cast<cu::CUdeviceptr>(p), bytes),
+              "cuMemcpyDtoH");
+  return host;
 }
 
 tile_kernel_t loadKernel(const Options &o, const std::string &backend) {
@@ -230,6 +297,7 @@ struct HostArg {
   DLDataType dtype;
   std::vector<int64_t> shape;
   std::string pristine, work;
+  cu::CUdeviceptr dptr = 0; // device copy (CUDA)
   DLTensor t{};
 
   int64_t elems() const {
@@ -239,8 +307,13 @@ struct HostArg {
     return n;
   }
   void bind() {
-    t.data = work.empty() ? nullptr : &work[0];
-    t.device = {kDLCPU, 0};
+    if (gDevice.cuda) {
+      t.data = reinterpret_cast<void *>(dptr);
+      t.device = {kDLCUDA, gDevice.id};
+    } else {
+      t.data = work.empty() ? nullptr : &work[0];
+      t.device = {kDLCPU, 0};
+    }
     t.ndim = int32_t(shape.size());
     t.dtype = dtype;
     t.shape = shape.data();
@@ -352,6 +425,9 @@ Setup prepare(tile_kernel_t k, const Options &o) {
       }
     }
     h->work = h->pristine;
+    if (gDevice.cuda && !h->pristine.empty())
+      cudaCheck(gDevice.drv->api.cuMemAlloc(&h->dptr, h->pristine.size()),
+                "cuMemAlloc");
     h->bind();
     s.args[i] = tile_arg_tensor(&h->t);
     s.tensors.push_back(std::move(h));
@@ -370,20 +446,47 @@ std::vector<double> toDoubles(DLDataType t, const void *data, int64_t n) {
 std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
   const int nout = tile_kernel_num_outputs(k);
   std::vector<DLManagedTensor *> outPtrs(size_t(std::max(nout, 1)));
-  std::vector<double> times;
+  std::vector<double> times, hostTimes;
+  const cu::Api *api = gDevice.cuda ? &gDevice.drv->api : nullptr;
   for (int r = 0; r < o.warmup + o.runs; ++r) {
-    for (auto &h : s.tensors)
-      h->work = h->pristine, h->bind();
+    for (auto &h : s.tensors) {
+      if (api) {
+        if (h->dptr)
+          cudaCheck(api->cuMemcpyHtoD(h->dptr, h->pristine.data(),
+                                      h->pristine.size()),
+                    "cuMemcpyHtoD");
+      } else {
+        h->work = h->pristine;
+      }
+      h->bind();
+    }
     std::fill(outPtrs.begin(), outPtrs.end(), nullptr);
     tile_outputs outs{outPtrs.data(), nout, 0};
+    if (api)
+      cudaCheck(api->cuEventRecord(gDevice.start, nullptr), "cuEventRecord");
     auto t0 = std::chrono::steady_clock::now();
     tile_status st = tile_kernel_launch(k, s.args.data(), int32_t(s.args.size()),
                                         nullptr, &outs);
     auto t1 = std::chrono::steady_clock::now();
     if (st != TILE_STATUS_OK)
       die(std::string(tile_status_name(st)) + ": " + tile_last_error());
+    double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    if (api) {
+      // Device-side faults surface here, at the first synchronization.
+      cudaCheck(api->cuEventRecord(gDevice.stop, nullptr), "cuEventRecord");
+      cu::CUresult e = api->cuEventSynchronize(gDevice.stop);
+      if (e != cu::kSuccess)
+        die(std::string("kernel '") + tile_kernel_name(k) +
+            "' failed on the device: " + cu::errorText(e));
+      float ms = 0;
+      cudaCheck(api->cuEventElapsedTime(&ms, gDevice.start, gDevice.stop),
+                "cuEventElapsedTime");
+      if (r >= o.warmup)
+        hostTimes.push_back(us);
+      us = double(ms) * 1000.0;
+    }
     if (r >= o.warmup)
-      times.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      times.push_back(us);
     bool last = r + 1 == o.warmup + o.runs;
     if (!last) {
       for (DLManagedTensor *m : outPtrs)
@@ -392,10 +495,15 @@ std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
       continue;
     }
     std::vector<Output> result;
-    for (auto &h : s.tensors)
-      if (h->output || o.saveAll)
-        result.push_back({h->name, h->dtype, h->shape,
-                          toDoubles(h->dtype, h->work.data(), h->elems())});
+    for (auto &h : s.tensors) {
+      if (!h->output && !o.saveAll)
+        continue;
+      if (api)
+        h->work = fromDevice(reinterpret_cast<void *>(h->dptr),
+                             h->pristine.size());
+      result.push_back({h->name, h->dtype, h->shape,
+                        toDoubles(h->dtype, h->work.data(), h->elems())});
+    }
     for (int j = 0; j < nout; ++j) {
       DLManagedTensor *m = outPtrs[size_t(j)];
       if (!m)
@@ -407,16 +515,29 @@ std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
       int64_t n = 1;
       for (int64_t d : shape)
         n *= d;
-      result.push_back({p.name, t.dtype, shape,
-                        toDoubles(t.dtype, static_cast<char *>(t.data) +
-                                               t.byte_offset, n)});
+      const char *data = static_cast<char *>(t.data) + t.byte_offset;
+      std::string copy;
+      if (api) {
+        copy = fromDevice(data, size_t(n * ((t.dtype.bits + 7) / 8)));
+        data = copy.data();
+      }
+      result.push_back({p.name, t.dtype, shape, toDoubles(t.dtype, data, n)});
       if (m->deleter)
         m->deleter(m);
     }
     std::sort(times.begin(), times.end());
-    std::printf("%s [%s]: %d runs, median %.2f us, min %.2f us\n",
-                tile_kernel_name(k), tile_kernel_backend(k), o.runs,
-                times[times.size() / 2], times.front());
+    if (api) {
+      std::sort(hostTimes.begin(), hostTimes.end());
+      std::printf("%s [%s, cuda:%d]: %d runs, median %.2f us, min %.2f us "
+                  "(CUDA events); launch call median %.2f us\n",
+                  tile_kernel_name(k), tile_kernel_backend(k), gDevice.id,
+                  o.runs, times[times.size() / 2], times.front(),
+                  hostTimes[hostTimes.size() / 2]);
+    } else {
+      std::printf("%s [%s]: %d runs, median %.2f us, min %.2f us\n",
+                  tile_kernel_name(k), tile_kernel_backend(k), o.runs,
+                  times[times.size() / 2], times.front());
+    }
     return result;
   }
   return {};
@@ -463,6 +584,7 @@ int main(int argc, char **argv) {
     tile_kernel_release(k);
     return 0;
   }
+  setupDevice(k, o);
   Setup s = prepare(k, o);
   std::vector<Output> a = runBackend(k, s, o);
   tile_kernel_release(k);

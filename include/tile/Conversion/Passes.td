@@ -85,8 +85,66 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::math::MathDialect",
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect"
   ];
+}
+
+
+//===----------------------------------------------------------------------===//
+// Hopper (sm_90a): warp specialization, TMA + mbarrier + wgmma GEMM kernels
+//===----------------------------------------------------------------------===//
+
+def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
+  let summary = "Decide the producer/consumer warpgroup split of pipelined GEMM loops (sm_90a)";
+  let description = [{
+    Analysis on tile IR: a `tile.pipelined` loop (lb 0, step 1, trip count
+    ceildiv(K, kt)) whose body is index arithmetic, global->shared
+    `tile.copy`s of the A (m, k*kt) and B (k*kt, n) tiles and one `tile.gemm`
+    of exactly those shared buffers into a fragment accumulator, is tagged
+    `sm90.warp_specialize = {...}`: producer warpgroups (TMA issue), consumer
+    warpgroups (wgmma, 64 accumulator rows each), setmaxnreg register counts,
+    the K tile (64: one 128-byte swizzle row of f16/bf16), pipeline stages
+    and the thread count. Loops that do not match are left untagged (they
+    keep the sm_80 lowering). Runs only when `chip` is sm_90a.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target GPU">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark saying why a pipelined loop is not specialized">
+  ];
+}
+
+def ConvertTileGemmToSM90 : Pass<"convert-tile-gemm-to-sm90", "::mlir::ModuleOp"> {
+  let summary = "Emit a TMA/mbarrier/wgmma warp-specialized kernel variant for tagged GEMM kernels";
+  let description = [{
+    For every kernel whose launch is `allocs; clear C; tagged tile.pipelined;
+    copy C out` (see tile-warp-specialize), builds a second kernel
+    `gpu.func @NAME_kernel_sm90` in `gpu.module @NAME_sm90_module` (moved
+    into NAME_module by `tile-sm90-merge-modules` after convert-tile-to-nvgpu):
+    producer warpgroup issuing nvgpu.tma.async.load into 128B-swizzled
+    stage buffers with mbarrier.arrive.expect_tx, consumer warpgroups
+    waiting with mbarrier.try_wait.parity and running nvgpu.warpgroup.mma,
+    releasing stages through "empty" mbarriers; epilogue through shared
+    memory with bounds-checked stores. The tensor maps are trailing kernel
+    params (pointers to CUtensorMap in device memory). Records the variant
+    in the metadata's `variants` (docs/bundle.md). The original kernel is
+    untouched (it is the fallback when TMA cannot be used).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
+def TileSM90MergeModules : Pass<"tile-sm90-merge-modules", "::mlir::ModuleOp"> {
+  let summary = "Move the sm90 kernel variants into their kernel's gpu.module";
+  let description = [{
+    Moves the functions (and globals) of `gpu.module @NAME_sm90_module` into
+    `gpu.module @NAME_module`, so that one cubin holds both kernels.
+  }];
 }
 
 #endif // TILE_CONVERSION_PASSES_TD

@@ -30,6 +30,11 @@ struct TileToNVVMPipelineOptions
   Option<std::string> toolkit{*this, "toolkit",
                               llvm::cl::desc("CUDA toolkit (ptxas, libdevice)"),
                               llvm::cl::init("/usr/local/cuda")};
+  Option<bool> sm90Gemm{
+      *this, "sm90-gemm",
+      llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "
+                     "variant of matching GEMM kernels (metadata variants)"),
+      llvm::cl::init(true)};
 };
 
 /// tile -> gpu/nvgpu -> NVVM -> cubin (docs/pipelines.md).

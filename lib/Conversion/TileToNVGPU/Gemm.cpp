@@ -16,6 +16,8 @@
 
 #include "tile/Dialect/Tile/Transforms/Layouts.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -95,6 +97,23 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
   auto vecType = [&](int64_t rows, int64_t cols, Type e) {
     return VectorType::get({rows, cols}, e);
   };
+  // nvgpu.mma.sync has no bf16 (its NVVM lowering only deduces f16, tf32,
+  // s8, s4, f64): bf16 fragments are loaded as f16 bits (ldmatrix on an f16
+  // view of the same shared bytes) and the mma is emitted as nvvm.mma.sync
+  // with i32 operand registers.
+  bool bf16 = at.isBF16();
+  Type ldT = bf16 ? (Type)b.getF16Type() : at;
+  auto ldSource = [&](Buffer *buf) -> Value {
+    if (!bf16)
+      return buf->storage;
+    auto view = buf->storage.getDefiningOp<memref::ViewOp>();
+    auto type = cast<MemRefType>(buf->storage.getType());
+    return memref::ViewOp::create(
+        b, loc,
+        MemRefType::get(type.getShape(), ldT, MemRefLayoutAttrInterface(),
+                        type.getMemorySpace()),
+        view.getSource(), view.getByteShift(), ValueRange{});
+  };
 
   auto loop = scf::ForOp::create(b, loc, kl.cst(0), kl.cst(op.getK()),
                                  kl.cst(kStep));
@@ -118,7 +137,7 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
       }
       Value idx = kl.sharedIndex(*ab, {row, col});
       aFrags.push_back(::mlir::nvgpu::LdMatrixOp::create(
-          b, loc, vecType(4, 2, at), ab->storage, ValueRange{idx},
+          b, loc, vecType(4, 2, ldT), ldSource(ab), ValueRange{idx},
           /*transpose=*/ta, /*numTiles=*/4));
       continue;
     }
@@ -144,6 +163,30 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
   }
   for (int64_t nj = 0; nj < tilesN; ++nj) {
     Value n0 = add(nBase, kl.cst(nj * 8));
+    if (ldmatrixOk(bb) && tilesN % 2 == 0) {
+      // Two 8-column tiles per ldmatrix.x4: matrix q covers k +0/+8 by q%2
+      // and n +0/+8 by q/2; registers 0-1 are tile nj, 2-3 tile nj + 1.
+      if (nj % 2)
+        continue;
+      Value row, col;
+      if (!tb) { // Bs[k][n], transposed load
+        row = add(k0, add(mul(qLo, 8), l8));
+        col = add(n0, mul(qHi, 8));
+      } else { // Bs[n][k]
+        row = add(n0, add(mul(qHi, 8), l8));
+        col = add(k0, mul(qLo, 8));
+      }
+      Value idx = kl.sharedIndex(*bb, {row, col});
+      Value both = ::mlir::nvgpu::LdMatrixOp::create(
+          b, loc, vecType(4, 2, ldT), ldSource(bb), ValueRange{idx},
+          /*transpose=*/!tb, /*numTiles=*/4);
+      // (A leading-dimension shuffle: canonicalize would turn extracts into
+      // an extract_strided_slice, which the NVVM lowering does not take.)
+      for (int64_t h = 0; h < 2; ++h)
+        bFrags.push_back(vector::ShuffleOp::create(
+            b, loc, both, both, ArrayRef<int64_t>{2 * h, 2 * h + 1}));
+      continue;
+    }
     if (ldmatrixOk(bb)) {
       Value row, col;
       if (!tb) { // Bs[k][n], transposed load: matrices k +0/+8 by q%2
@@ -155,7 +198,7 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
       }
       Value idx = kl.sharedIndex(*bb, {row, col});
       bFrags.push_back(::mlir::nvgpu::LdMatrixOp::create(
-          b, loc, vecType(2, 2, bt), bb->storage, ValueRange{idx},
+          b, loc, vecType(2, 2, ldT), ldSource(bb), ValueRange{idx},
           /*transpose=*/!tb, /*numTiles=*/2));
       continue;
     }
@@ -184,6 +227,33 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
       SmallVector<Value> cs;
       for (int64_t r = 0; r < 4; ++r)
         cs.push_back(kl.loadRegister(*cb, kl.cst(base + r)));
+      if (bf16) {
+        auto regs = [&](Value frag) {
+          SmallVector<Value> out;
+          int64_t rows = cast<VectorType>(frag.getType()).getDimSize(0);
+          for (int64_t r = 0; r < rows; ++r)
+            out.push_back(LLVM::BitcastOp::create(
+                b, loc, b.getI32Type(),
+                vector::ExtractOp::create(b, loc, frag,
+                                          ArrayRef<int64_t>{r})));
+          return out;
+        };
+        Type f32 = b.getF32Type();
+        auto resType = LLVM::LLVMStructType::getLiteral(
+            b.getContext(), SmallVector<Type>(4, f32));
+        auto mma = NVVM::MmaOp::create(
+            b, loc, resType, regs(aFrags[mi]), regs(bFrags[nj]), cs,
+            mmaShape, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                          NVVM::MMATypes::bf16},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t r = 0; r < 4; ++r)
+          kl.storeRegister(*cb, kl.cst(base + r),
+                           LLVM::ExtractValueOp::create(
+                               b, loc, mma.getResult(), ArrayRef<int64_t>{r}));
+        continue;
+      }
       Value c = vector::FromElementsOp::create(b, loc, vecType(2, 2, ct), cs);
       auto mma = ::mlir::nvgpu::MmaSyncOp::create(
           b, loc, aFrags[mi], bFrags[nj], c, b.getI64ArrayAttr(mmaShape));
@@ -201,7 +271,8 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
 }
 
 LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
-    KernelLowering &kl, CopyOp op, function_ref<void()> scalarPath) {
+    KernelLowering &kl, CopyOp op, function_ref<void()> scalarPath,
+    bool commitAndWait) {
   OpBuilder &b = kl.b;
   Location loc = kl.loc;
   Buffer *db = kl.lookup(op.getTarget());
@@ -244,7 +315,27 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
       chunks *= d;
     chunks /= vec;
     auto tokenType = ::mlir::nvgpu::DeviceAsyncTokenType::get(b.getContext());
-    kl.forEachLinear(chunks, [&](Value c) {
+    // Chunk c = tid + j * threads; unrolled (constant j) so that the
+    // address arithmetic folds and the copies are independent.
+    std::function<void(function_ref<void(Value)>)> forEachChunk =
+        [&](function_ref<void(Value)> fn) {
+      for (int64_t j = 0; j * kl.threads < chunks; ++j) {
+        Value c = arith::AddIOp::create(b, loc, kl.tid,
+                                        kl.cst(j * kl.threads));
+        if ((j + 1) * kl.threads <= chunks) {
+          fn(c);
+          continue;
+        }
+        kl.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                        kl.cst(chunks)),
+                  [&] { fn(c); });
+      }
+    };
+    if (chunks > 64 * kl.threads)
+      forEachChunk = [&](function_ref<void(Value)> fn) {
+        kl.forEachLinear(chunks, fn);
+      };
+    forEachChunk([&](Value c) {
       Value first = arith::MulIOp::create(b, loc, c, kl.cst(vec));
       SmallVector<Value> idx = kl.delinearize(shape, first);
       SmallVector<Value> gidx;
@@ -274,16 +365,16 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
       for (Value gd : gidx)
         safe.push_back(arith::SelectOp::create(b, loc, any, gd, kl.cst(0)));
       Value dst = kl.sharedIndex(*db, idx);
-      auto copy = ::mlir::nvgpu::DeviceAsyncCopyOp::create(
+      ::mlir::nvgpu::DeviceAsyncCopyOp::create(
           b, loc, tokenType, db->storage, ValueRange{dst}, src, safe,
           b.getIndexAttr(vec), valid, /*bypassL1=*/b.getUnitAttr());
-      ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(
-          b, loc, tokenType, ValueRange{copy.getResult()});
     });
-    Value group = ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, loc, tokenType, ValueRange{});
-    ::mlir::nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                             b.getI32IntegerAttr(0));
+    if (commitAndWait) {
+      Value group = ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(
+          b, loc, tokenType, ValueRange{});
+      ::mlir::nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                               b.getI32IntegerAttr(0));
+    }
   }
   return success();
 }

@@ -19,7 +19,11 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/ScopeExit.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -393,7 +397,9 @@ LogicalResult KernelLowering::createBuffers() {
                  << top << "-byte swizzle period";
       }
       buf.sharedOffset = sharedBytes;
-      sharedBytes += llvm::alignTo(n * eltBytes, 128);
+      buf.stageBytes = llvm::alignTo(n * eltBytes, 128);
+      buf.stages = std::max<int64_t>(1, multiBuffered.lookup(alloc.getResult()));
+      sharedBytes += buf.stageBytes * buf.stages;
       auto type = MemRefType::get({n}, elt, MemRefLayoutAttrInterface(),
                                   workgroupSpace(ctx));
       buf.storage = memref::ViewOp::create(b, loc, type, smem,
@@ -446,6 +452,9 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
       storeGlobal(dst, op.getTargetIndices(), idx, v);
   };
   bool dstShared = db && db->scope == MemoryScope::shared;
+  // A software-pipeline producer: only issues the copy (the pipeline
+  // commits, waits and puts the barriers).
+  bool async = asyncCopies.contains(op);
 
   // Local buffers: every thread copies the whole tile into / out of its own
   // copy; writes to shared or global memory come from thread 0 only.
@@ -495,9 +504,63 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     return success();
   }
 
-  if (dstShared)
+  if (dstShared && !async)
     barrier();
-  if (sb && sb->scope == MemoryScope::fragment) {
+  auto mmaTiling =
+      sb && sb->scope == MemoryScope::fragment && !db && shape.size() == 2
+          ? matchMmaAccumulatorLayout(sb->layout, shape)
+          : std::nullopt;
+  Type dstT = dstElt;
+  if (mmaTiling && dstT.isIntOrFloat() && dstT.getIntOrFloatBitWidth() >= 8 &&
+      dstT.getIntOrFloatBitWidth() <= 32 && sb->registers <= 256) {
+    // mma accumulator -> global: registers 2p, 2p + 1 are columns j, j + 1
+    // of one row: one 2-element vector store when both are in bounds and
+    // the global tensor's rows, the start column and the base are aligned
+    // to 2 elements (checked once); otherwise two predicated scalar stores.
+    int64_t pairBytes = 2 * dstT.getIntOrFloatBitWidth() / 8;
+    Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dst);
+    Value cols = memref::DimOp::create(b, loc, dst, 1);
+    Value rows = memref::DimOp::create(b, loc, dst, 0);
+    Value startI = op.getTargetIndices()[0], startJ = op.getTargetIndices()[1];
+    auto isZero = [&](Value v) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v,
+                                   cst(0));
+    };
+    Value vecOk = arith::AndIOp::create(
+        b, loc, isZero(arith::RemUIOp::create(b, loc, ptr, cst(pairBytes))),
+        arith::AndIOp::create(
+            b, loc, isZero(arith::RemUIOp::create(b, loc, cols, cst(2))),
+            isZero(arith::RemUIOp::create(b, loc, startJ, cst(2)))));
+    auto vecType = VectorType::get({2}, dstT);
+    for (int64_t p = 0; p < sb->registers / 2; ++p) {
+      SmallVector<Value> idx = fragmentIndex(*sb, cst(2 * p), 2 * p);
+      Value gi = arith::AddIOp::create(b, loc, startI, idx[0]);
+      Value gj = arith::AddIOp::create(b, loc, startJ, idx[1]);
+      Value gj1 = arith::AddIOp::create(b, loc, gj, cst(1));
+      Value both = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gi, rows),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gj1, cols));
+      Value v0 = convert(loadRegister(*sb, cst(2 * p)), dstT);
+      Value v1 = convert(loadRegister(*sb, cst(2 * p + 1)), dstT);
+      auto ifOp = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, vecOk, both),
+          /*withElse=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value vec = vector::FromElementsOp::create(b, loc, vecType,
+                                                 ValueRange{v0, v1});
+      vector::StoreOp::create(b, loc, vec, dst, ValueRange{gi, gj},
+                              /*nontemporal=*/false,
+                              llvm::MaybeAlign(pairBytes));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      SmallVector<Value> i0 = {idx[0], idx[1]};
+      SmallVector<Value> i1 = {idx[0],
+                               arith::AddIOp::create(b, loc, idx[1], cst(1))};
+      storeGlobal(dst, op.getTargetIndices(), i0, v0);
+      storeGlobal(dst, op.getTargetIndices(), i1, v1);
+    }
+  } else if (sb && sb->scope == MemoryScope::fragment) {
     // Out of a fragment: each element is written by its canonical owner.
     bool replicated = sb->layout.getReplicate() > 1;
     forEachRegister(sb->registers, [&](Value r, int64_t rc) {
@@ -518,10 +581,11 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
         write(idx, read(idx));
       });
     };
-    if (!(dstShared && !sb && succeeded(lowerCopyAsync(*this, op, scalarPath))))
+    if (!(dstShared && !sb &&
+          succeeded(lowerCopyAsync(*this, op, scalarPath, !async))))
       scalarPath();
   }
-  if (dstShared)
+  if (dstShared && !async)
     barrier();
   return success();
 }
@@ -1154,20 +1218,301 @@ LogicalResult KernelLowering::lowerAtomicTile(AtomicTileOp op) {
 // pipelined
 //===----------------------------------------------------------------------===//
 
+// With `stages = S >= 2` the loop becomes a multi-stage cp.async software
+// pipeline (the CUTLASS multistage scheme). Producers: the global -> shared
+// copies of the body (stage 0 unless the `stage` attribute says otherwise);
+// consumers: everything else (last stage). A producer of stage s runs
+// D = S - 1 - s iterations ahead, and its target gets D + 1 copies in shared
+// memory (iteration i uses copy i mod (D + 1)):
+//
+//   prologue: for s < D: issue the producers of iteration s; commit
+//   for i in [0, n):
+//     cp.async.wait_group(D - 1); barrier   // iteration i's data landed and
+//                                           // is visible; everybody is done
+//                                           // with iteration i - 1
+//     issue the producers of iteration i + D (if < n); commit
+//     consumers of iteration i (reading copy i mod (D + 1))
+//   wait_group(0); barrier
+//
+// The copy issued in iteration i overwrites copy (i - 1) mod (D + 1), which
+// iteration i - 1 read before the barrier: no other barrier is needed. Every
+// thread commits the same number of groups (empty ones past the end), so
+// the group counting is uniform. `order` decides whether the producers are
+// issued before or after the consumers. The results are those of the serial
+// loop: producers read only loop-invariant global memory (the plan refuses
+// loops that write global memory), their targets are read only after them
+// in the body, and tails are the copies' own zero fill.
+//
+
+/// Whether `v` can be recomputed at the top of an iteration: defined outside
+/// the loop, the induction variable, or pure ops of the body over those.
+static bool collectSlice(PipelinedOp loop, Value v,
+                         llvm::SetVector<Operation *> &slice) {
+  if (v == loop.getInductionVar())
+    return true;
+  if (!loop.getBody().isAncestor(v.getParentRegion()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != &loop.getBodyBlock() ||
+      def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!collectSlice(loop, operand, slice))
+      return false;
+  slice.insert(def);
+  return true;
+}
+
+/// A copy that can be issued ahead: global -> a shared tile.alloc of the
+/// enclosing launch, indices computable ahead, the target written by no
+/// other op and read only after the copy by block-level tile ops of the body.
+static bool isPipelinableCopy(PipelinedOp loop, Operation *op) {
+  auto copy = dyn_cast<CopyOp>(op);
+  if (!copy || copy->getBlock() != &loop.getBodyBlock() ||
+      !isGlobalType(copy.getSource().getType()))
+    return false;
+  Value target = copy.getTarget();
+  auto alloc = target.getDefiningOp<AllocOp>();
+  if (!alloc || alloc.getScope() != MemoryScope::shared ||
+      loop->isAncestor(alloc))
+    return false;
+  llvm::SetVector<Operation *> slice;
+  if (!collectSlice(loop, copy.getSource(), slice))
+    return false;
+  for (Value idx : copy.getSourceIndices())
+    if (!collectSlice(loop, idx, slice))
+      return false;
+  for (Operation *user : target.getUsers()) {
+    if (user == op)
+      continue;
+    if (user->getBlock() != &loop.getBodyBlock() ||
+        !isa<CopyOp, GemmOp, ReduceOp>(user) || user->isBeforeInBlock(op))
+      return false;
+    if (auto c = dyn_cast<CopyOp>(user); c && c.getTarget() == target)
+      return false;
+    if (auto r = dyn_cast<ReduceOp>(user); r && r.getTarget() == target)
+      return false;
+    if (auto g = dyn_cast<GemmOp>(user); g && g.getC() == target)
+      return false;
+  }
+  return true;
+}
+
+static std::optional<PipelinePlan> planPipeline(PipelinedOp loop) {
+  int64_t stages = loop.getStages();
+  if (stages < 2 || loop->getParentOfType<PipelinedOp>())
+    return std::nullopt;
+  Block &body = loop.getBodyBlock();
+  bool refuse = false;
+  body.walk([&](Operation *inner) {
+    if (isa<PipelinedOp, AtomicOp, AtomicTileOp, memref::AtomicRMWOp>(inner))
+      refuse = true;
+    if (auto c = dyn_cast<CopyOp>(inner))
+      refuse |= isGlobalType(c.getTarget().getType());
+    if (auto st = dyn_cast<memref::StoreOp>(inner))
+      refuse |= isGlobalType(st.getMemRef().getType());
+  });
+  if (refuse)
+    return std::nullopt;
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  auto isPure = [](Operation *op) {
+    return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+  };
+
+  PipelinePlan plan;
+  SmallVector<int64_t> position(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i)
+    position[i] = i;
+  if (auto order = loop.getOrderAttr(); order && (size_t)order.size() == ops.size())
+    for (size_t i = 0; i < ops.size(); ++i)
+      position[i] = order[i];
+  SmallVector<size_t> producerIdx;
+  if (auto stage = loop.getStageAttr(); stage && (size_t)stage.size() == ops.size()) {
+    int64_t s0 = -1;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (isPure(ops[i]) || stage[i] >= stages - 1)
+        continue;
+      if (!isPipelinableCopy(loop, ops[i]) || (s0 >= 0 && stage[i] != s0)) {
+        ops[i]->emitWarning("tile.pipelined: this op's stage cannot be "
+                            "pipelined (only global->shared copies of one "
+                            "common early stage can); the loop runs serially");
+        return std::nullopt;
+      }
+      s0 = stage[i];
+      producerIdx.push_back(i);
+    }
+    plan.distance = stages - 1 - s0;
+  } else {
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (isPipelinableCopy(loop, ops[i]))
+        producerIdx.push_back(i);
+    plan.distance = stages - 1;
+  }
+  if (producerIdx.empty())
+    return std::nullopt;
+  llvm::stable_sort(producerIdx, [&](size_t a, size_t b) {
+    return position[a] < position[b];
+  });
+  int64_t firstConsumer = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (!isPure(ops[i]) && !llvm::is_contained(producerIdx, i))
+      firstConsumer = std::min(firstConsumer, position[i]);
+  plan.issueFirst = position[producerIdx.front()] < firstConsumer;
+  for (size_t i : producerIdx)
+    plan.producers.push_back(ops[i]);
+  return plan;
+}
+
+void KernelLowering::planPipelines() {
+  func.walk([&](PipelinedOp loop) {
+    std::optional<PipelinePlan> plan = planPipeline(loop);
+    if (!plan)
+      return;
+    for (Operation *p : plan->producers)
+      multiBuffered[cast<CopyOp>(p).getTarget()] = plan->distance + 1;
+    pipelines[loop] = std::move(*plan);
+  });
+}
+
+Value KernelLowering::stageView(const Buffer &buf, Value slot) {
+  Value off = arith::AddIOp::create(
+      b, loc, cst(buf.sharedOffset),
+      arith::MulIOp::create(b, loc, slot, cst(buf.stageBytes)));
+  return memref::ViewOp::create(b, loc, buf.storage.getType(), smem, off,
+                                ValueRange{});
+}
+
 LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
-  // The serial loop; the copies inside become cp.async where they qualify
-  // (one stage: issued, then waited for before the barrier that ends the
-  // copy), so results are those of the serial loop.
   b.setInsertionPoint(op);
-  auto loop = scf::ForOp::create(b, loc, op.getLowerBound(),
-                                 op.getUpperBound(), op.getStep());
+  loc = op.getLoc();
   Block &body = op.getBodyBlock();
-  Operation *yield = body.getTerminator();
-  Block *loopBody = loop.getBody();
-  loopBody->getOperations().splice(Block::iterator(loopBody->getTerminator()),
-                                   body.getOperations(), body.begin(),
-                                   Block::iterator(yield));
-  body.getArgument(0).replaceAllUsesWith(loop.getInductionVar());
+  auto planIt = pipelines.find(op);
+  if (planIt == pipelines.end()) {
+    // The serial loop; copies inside become cp.async where they qualify
+    // (issued, then waited for before the barrier that ends the copy).
+    auto loop = scf::ForOp::create(b, loc, op.getLowerBound(),
+                                   op.getUpperBound(), op.getStep());
+    Operation *yield = body.getTerminator();
+    Block *loopBody = loop.getBody();
+    loopBody->getOperations().splice(
+        Block::iterator(loopBody->getTerminator()), body.getOperations(),
+        body.begin(), Block::iterator(yield));
+    body.getArgument(0).replaceAllUsesWith(loop.getInductionVar());
+    op.erase();
+    return success();
+  }
+  const PipelinePlan &plan = planIt->second;
+  int64_t D = plan.distance;
+  Value lb = op.getLowerBound(), ub = op.getUpperBound(), st = op.getStep();
+  // Trip count n = ub > lb ? ceildiv(ub - lb, step) : 0.
+  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, ub, lb);
+  Value span = arith::SelectOp::create(
+      b, loc, more, arith::SubIOp::create(b, loc, ub, lb), cst(0));
+  Value n = arith::CeilDivUIOp::create(b, loc, span, st);
+
+  // The pure ops each producer's operands need, in body order.
+  SmallVector<llvm::SetVector<Operation *>> slices;
+  for (Operation *p : plan.producers) {
+    llvm::SetVector<Operation *> slice;
+    for (Value v : p->getOperands())
+      (void)collectSlice(op, v, slice);
+    SmallVector<Operation *> sorted(slice.begin(), slice.end());
+    llvm::sort(sorted, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+    slices.emplace_back(sorted.begin(), sorted.end());
+  }
+  auto tokenType = ::mlir::nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  auto commit = [&]() -> Value {
+    return ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                           ValueRange{});
+  };
+  // Issues the producers of iteration `iter` into copy `slot`.
+  auto issue = [&](Value iter, Value slot) {
+    Value iv = arith::AddIOp::create(b, loc, lb,
+                                     arith::MulIOp::create(b, loc, iter, st));
+    IRMapping mapping;
+    mapping.map(op.getInductionVar(), iv);
+    for (auto [p, slice] : llvm::zip(plan.producers, slices)) {
+      for (Operation *s : slice)
+        if (!mapping.contains(s->getResult(0)))
+          b.clone(*s, mapping);
+      Value target = cast<CopyOp>(p).getTarget();
+      Value view = stageView(buffers[target], slot);
+      Operation *c = b.clone(*p, mapping);
+      asyncCopies.insert(c);
+      storageOverrides[c].push_back({target, view});
+    }
+  };
+  auto issueIf = [&](Value iter, Value slot) {
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, iter, n),
+           [&] { issue(iter, slot); });
+  };
+
+  Value token;
+  for (int64_t s = 0; s < D; ++s) {
+    issueIf(cst(s), cst(s));
+    token = commit();
+  }
+  // The copy read by iteration i (i mod (D + 1)) is carried by the loop
+  // (no 64-bit remainder per iteration); iteration i writes copy
+  // (i + D) mod (D + 1) = (i - 1) mod (D + 1).
+  auto loop = scf::ForOp::create(b, loc, cst(0), n, cst(1), ValueRange{cst(0)});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value slot = loop.getRegionIterArgs()[0];
+    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          slot, cst(0));
+    Value writeSlot = arith::SelectOp::create(
+        b, loc, isFirst, cst(D), arith::SubIOp::create(b, loc, slot, cst(1)));
+    Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        slot, cst(D));
+    Value nextSlot = arith::SelectOp::create(
+        b, loc, wraps, cst(0), arith::AddIOp::create(b, loc, slot, cst(1)));
+    scf::YieldOp::create(b, loc, ValueRange{nextSlot});
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    ::mlir::nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
+                                             b.getI32IntegerAttr(D - 1));
+    barrier();
+    auto issueNext = [&] {
+      issueIf(arith::AddIOp::create(b, loc, i, cst(D)), writeSlot);
+      commit();
+    };
+    if (plan.issueFirst)
+      issueNext();
+    Value iv = arith::AddIOp::create(b, loc, lb,
+                                     arith::MulIOp::create(b, loc, i, st));
+    llvm::DenseMap<Value, Value> views;
+    for (Operation *p : plan.producers) {
+      Value target = cast<CopyOp>(p).getTarget();
+      views[target] = stageView(buffers[target], slot);
+    }
+    // The consumers (and the pure ops) move into the loop.
+    SmallVector<Operation *> consumers;
+    for (Operation &inner : body.without_terminator())
+      if (!llvm::is_contained(plan.producers, &inner))
+        consumers.push_back(&inner);
+    for (Operation *c : consumers) {
+      c->moveBefore(loop.getBody()->getTerminator());
+      for (Value v : c->getOperands())
+        if (Value view = views.lookup(v))
+          storageOverrides[c].push_back({v, view});
+    }
+    if (!plan.issueFirst) {
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      issueNext();
+    }
+    // After the issue: its slice clones map the body's induction variable.
+    body.getArgument(0).replaceAllUsesWith(iv);
+  }
+  b.setInsertionPointAfter(loop);
+  ::mlir::nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
+                                           b.getI32IntegerAttr(0));
+  barrier();
   op.erase();
   return success();
 }
@@ -1177,6 +1522,7 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<int64_t> KernelLowering::run() {
+  planPipelines();
   if (failed(createBuffers()))
     return failure();
 
@@ -1199,6 +1545,17 @@ FailureOr<int64_t> KernelLowering::run() {
   for (Operation *op : ops) {
     b.setInsertionPoint(op);
     loc = op->getLoc();
+    // Multi-buffered buffers: this op uses the view of one stage.
+    SmallVector<std::pair<Value, Value>> saved;
+    if (auto it = storageOverrides.find(op); it != storageOverrides.end())
+      for (auto [alloc, view] : it->second) {
+        saved.push_back({alloc, buffers[alloc].storage});
+        buffers[alloc].storage = view;
+      }
+    llvm::scope_exit restore([&] {
+      for (auto [alloc, storage] : saved)
+        buffers[alloc].storage = storage;
+    });
     LogicalResult result = success();
     if (auto copy = dyn_cast<CopyOp>(op))
       result = lowerCopy(copy);

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::tile::nvgpu_lowering {
 
@@ -30,6 +31,17 @@ struct Buffer {
   SwizzleAttr swizzle;             // shared (may be null)
   int64_t registers = 0;           // fragments: registers per thread
   int64_t sharedOffset = 0;        // shared: byte offset in dynamic smem
+  int64_t stages = 1;              // shared: copies (multi-buffering of a
+                                   // tile.pipelined producer), each
+  int64_t stageBytes = 0;          // stageBytes apart; `storage` is stage 0
+};
+
+/// How a tile.pipelined loop is software-pipelined (planPipelines).
+struct PipelinePlan {
+  int64_t distance = 0;              // iterations producers run ahead (D);
+                                     // producer targets get D + 1 copies
+  SmallVector<Operation *> producers; // global->shared copies, issue order
+  bool issueFirst = true;            // producers issued before the compute
 };
 
 class KernelLowering {
@@ -99,8 +111,21 @@ public:
   int64_t scratchBytes = 0;
   llvm::DenseMap<Value, Buffer> buffers;
 
+  /// tile.pipelined software pipelining (lowerPipelined): multi-buffered
+  /// shared buffers (alloc -> copies), the per-op storage of those buffers
+  /// (a view of the stage being written/read), and the producer copies that
+  /// only issue cp.async (the pipeline commits and waits).
+  llvm::DenseMap<Value, int64_t> multiBuffered;
+  llvm::DenseMap<Operation *, SmallVector<std::pair<Value, Value>>>
+      storageOverrides;
+  llvm::DenseSet<Operation *> asyncCopies;
+  llvm::DenseMap<Operation *, PipelinePlan> pipelines;
+  /// The view of copy `slot` (index value) of a multi-buffered buffer.
+  Value stageView(const Buffer &buf, Value slot);
+
 private:
   LogicalResult createBuffers();
+  void planPipelines();
   LogicalResult lowerPipelined(PipelinedOp op);
   LogicalResult lowerCopy(CopyOp op);
   LogicalResult lowerFill(Operation *op, Value buffer, Value value);
@@ -120,8 +145,11 @@ private:
 LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op);
 /// cp.async 16-byte copies of a global tile into a shared buffer; emits
 /// `scalarPath` under a runtime check for the unaligned case.
+/// With `commitAndWait` false (producers of a software pipeline) only the
+/// cp.async are issued; the caller commits the group and waits.
 LogicalResult lowerCopyAsync(KernelLowering &kl, CopyOp op,
-                             function_ref<void()> scalarPath);
+                             function_ref<void()> scalarPath,
+                             bool commitAndWait = true);
 
 } // namespace mlir::tile::nvgpu_lowering
 

@@ -36,8 +36,19 @@ void mlir::tile::buildTileToNVVMPipeline(
     OpPassManager &pm, const TileToNVVMPipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"cuda", opts.chip, opts.features}));
+  // sm_90a: a TMA/mbarrier/wgmma warp-specialized variant of matching GEMM
+  // kernels, built from the tile IR before the generic lowering consumes it.
+  bool sm90 = opts.sm90Gemm && opts.chip == "sm_90a";
+  if (sm90) {
+    TileWarpSpecializeOptions ws;
+    ws.chip = opts.chip;
+    pm.addPass(createTileWarpSpecialize(ws));
+    pm.addPass(createConvertTileGemmToSM90());
+  }
   pm.addPass(createTileInferLayouts());
   pm.addPass(createConvertTileToNVGPU(ConvertTileToNVGPUOptions{opts.chip}));
+  if (sm90)
+    pm.addPass(createTileSM90MergeModules());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createConvertNVGPUToNVVMPass());
@@ -50,6 +61,9 @@ void mlir::tile::buildTileToNVVMPipeline(
   target.optLevel = opts.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  // The sm90 kernels' mbarrier/wgmma ops that NVVM implements as inline PTX.
+  if (sm90)
+    pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

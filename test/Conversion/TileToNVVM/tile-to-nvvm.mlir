@@ -21,13 +21,14 @@
 // PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX-CPASYNC: cp.async.cg.shared.global
 // PTX-LDMATRIX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// PTX-LDMATRIX-SAME: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// PTX-LDMATRIX-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 
 // PTX80: .target sm_80
 // PTX80: .visible .entry gemm_kernel(
 // PTX80-DAG: cp.async.cg.shared.global
+// PTX80-DAG: cp.async.wait_group 1
 // PTX80-DAG: cp.async.wait_group 0
 // PTX80-DAG: bar.sync 0
 // PTX80-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// PTX80-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// PTX80-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX80-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32

@@ -151,7 +151,7 @@ json::Value KernelMetadata::toJSON() const {
   json::Array symbolList;
   for (const std::string &s : symbols)
     symbolList.push_back(s);
-  return json::Object{
+  json::Object root{
       {"format", "tile-kernel"},
       {"version", 1},
       {"compiler", "tile 0.1.0"},
@@ -169,6 +169,9 @@ json::Value KernelMetadata::toJSON() const {
       {"entry", json::Object{{"blocks", blocksEntry()},
                              {"native", nativeEntry()},
                              {"kernel", name + "_kernel"}}}};
+  if (!variants.empty())
+    root["variants"] = json::Array(variants);
+  return root;
 }
 
 std::string KernelMetadata::toJSONString(bool pretty) const {
@@ -250,6 +253,8 @@ KernelMetadata::fromJSONString(StringRef text, std::string &error) {
     for (unsigned i = 0; i < 3 && i < block->size(); ++i)
       md.block[i] = (*block)[i].getAsInteger().value_or(1);
   md.sharedBytes = root->getInteger("shared_bytes").value_or(0);
+  if (const json::Array *variants = root->getArray("variants"))
+    md.variants = *variants;
   return md;
 }
 

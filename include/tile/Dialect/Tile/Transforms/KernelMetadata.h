@@ -62,6 +62,9 @@ struct KernelMetadata {
   GridExpr grid[3];
   int64_t block[3] = {1, 1, 1};
   int64_t sharedBytes = 0;
+  /// Alternative kernels of the same launch for specific hardware (e.g. the
+  /// sm_90a TMA/wgmma variant); kept as JSON (docs/bundle.md, "variants").
+  llvm::json::Array variants;
 
   std::vector<int64_t> outIdx() const;
   llvm::json::Value toJSON() const;

@@ -1,0 +1,524 @@
+//===- GemmSM90.cpp - convert-tile-gemm-to-sm90 ----------------------------===//
+//
+// Builds the Hopper variant of a warp-specialized GEMM kernel (SM90.h) next
+// to the generic one. For a launch tagged by tile-warp-specialize:
+//
+//   gpu.module @NAME_sm90_module {
+//     gpu.func @NAME_kernel_sm90(<kernel params>, %tmaA: !llvm.ptr,
+//                                %tmaB: !llvm.ptr) kernel
+//   }
+//
+// Threads: `consumers` warpgroups (wgmma, 64 accumulator rows each), then
+// one producer warpgroup whose first thread issues the TMA loads. Shared
+// memory (dynamic, base rounded up to 1024 bytes for the 128B swizzle):
+// `stages` stage buffers, each A (TMx64, one TMA box) then B (64xTN, TN/64
+// TMA boxes of 64x64); the epilogue reuses the front as a TMxTN f32 tile.
+// Two mbarrier groups of `stages` barriers: full[s] (1 arrival + the TMA
+// transaction bytes) and empty[s] (one arrival per consumer warpgroup).
+//
+//   producer, iteration i (stage s = i % S, round r = i / S):
+//     try_wait.parity empty[s], !(r & 1)    (a fresh barrier passes parity 1)
+//     arrive.expect_tx full[s], bytes; tma.async.load A, B -> stage s
+//   consumer, iteration i:
+//     try_wait.parity full[s], (r & 1)
+//     warpgroup.mma (wait_group 1: the previous stage is no longer read)
+//     arrive empty[(i-1) % S]        (one thread per consumer warpgroup)
+//   epilogue: wgmma wait 0; consumers' named barrier; accumulators ->
+//     shared f32 tile; barrier; bounds-checked (vectorized when aligned)
+//     stores of C converted to its element type.
+//
+// The K tile is 64 (one 128-byte swizzle row) whatever the loop's KT: the
+// loop runs ceildiv(K, KT) iterations of KT, i.e. ceildiv(that, 64/KT)
+// hardware iterations; the columns past K*... are zero-filled by TMA (the
+// matcher checks that the trip count is ceildiv(K, KT) so nothing past the
+// last KT tile is inside K).
+//
+//===----------------------------------------------------------------------===//
+
+#include "SM90.h"
+
+#include "tile/Conversion/Passes.h"
+#include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_CONVERTTILEGEMMTOSM90
+#include "tile/Conversion/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::sm90;
+
+namespace {
+
+/// Clones the pure computation of `v` (from kernel arguments) into `b`.
+LogicalResult cloneComputation(OpBuilder &b, Value v, IRMapping &mapping,
+                               Operation *user) {
+  if (mapping.contains(v))
+    return success();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return user->emitError("sm90: launch uses a non-argument block argument");
+  if ((!isMemoryEffectFree(def) && !isa<memref::DimOp>(def)) ||
+      def->getNumRegions() != 0)
+    return def->emitError("sm90: launch uses a value computed by '")
+           << def->getName() << "' outside the launch";
+  for (Value operand : def->getOperands())
+    if (failed(cloneComputation(b, operand, mapping, user)))
+      return failure();
+  b.clone(*def, mapping);
+  return success();
+}
+
+/// The rasterization remap of convert-tile-to-nvgpu / the CPU path.
+std::pair<Value, Value> rasterize(OpBuilder &b, Location loc,
+                                  RasterizationAttr raster, Value bx, Value by,
+                                  Value gx, Value gy) {
+  bool rowOrder = raster.getOrder() == RasterOrder::row;
+  Value major = rowOrder ? gx : gy, minor = rowOrder ? gy : gx;
+  Value id = rowOrder ? arith::AddIOp::create(
+                            b, loc, arith::MulIOp::create(b, loc, by, gx), bx)
+                      : arith::AddIOp::create(
+                            b, loc, arith::MulIOp::create(b, loc, bx, gy), by);
+  Value panel = arith::ConstantIndexOp::create(b, loc, raster.getPanel());
+  Value perPanel = arith::MulIOp::create(b, loc, panel, minor);
+  Value panelIdx = arith::DivUIOp::create(b, loc, id, perPanel);
+  Value within = arith::RemUIOp::create(b, loc, id, perPanel);
+  Value panelStart = arith::MulIOp::create(b, loc, panelIdx, panel);
+  Value left = arith::SubIOp::create(b, loc, major, panelStart);
+  Value width = arith::MinUIOp::create(b, loc, panel, left);
+  Value newMajor = arith::AddIOp::create(
+      b, loc, panelStart, arith::RemUIOp::create(b, loc, within, width));
+  Value newMinor = arith::DivUIOp::create(b, loc, within, width);
+  return rowOrder ? std::make_pair(newMajor, newMinor)
+                  : std::make_pair(newMinor, newMajor);
+}
+
+std::string dtypeName(Type t) { return getDTypeName(t); }
+
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, GemmMatch m,
+                const WarpSpecialization &ws)
+      : b(b), loc(loc), m(m), ws(ws), ctx(b.getContext()) {}
+
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value toI32(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+  }
+
+  Attribute smemSpace() {
+    return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  }
+  MemRefType smemType(ArrayRef<int64_t> shape, Type elt) {
+    return MemRefType::get(shape, elt, MemRefLayoutAttrInterface{},
+                           smemSpace());
+  }
+  /// A view of the dynamic shared memory at `pad + byteOffset`.
+  Value view(MemRefType type, Value byteOffset) {
+    return memref::ViewOp::create(b, loc, type, smem, add(pad, byteOffset),
+                                  ValueRange{});
+  }
+  nvgpu::TensorMapDescriptorType tmaType(ArrayRef<int64_t> box) {
+    return nvgpu::TensorMapDescriptorType::get(
+        ctx, smemType(box, m.inType), nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  }
+
+  int64_t aBytes() const { return m.tileM * kBlockK * 2; }
+  int64_t bBoxBytes() const { return kBlockK * 64 * 2; }
+  int64_t stageBytes() const { return (m.tileM + m.tileN) * kBlockK * 2; }
+  int64_t sharedBytes() const {
+    return 1024 + std::max(ws.stages * stageBytes(), m.tileM * m.tileN * 4);
+  }
+
+  /// Emits the kernel body; `args` are the gpu.func's entry arguments
+  /// (kernel params then the two tensor-map pointers), `mapping` maps the
+  /// launch's values to the kernel's.
+  void build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr);
+
+private:
+  void producer(Value nIter, Value tmaA, Value tmaB, Value full, Value empty,
+                Value aRow, Value bCol);
+  void consumer(Value nIter, Value tmaA, Value tmaB, Value full, Value empty,
+                IRMapping &mapping);
+  void epilogue(Value acc, IRMapping &mapping);
+  void namedBarrier(int64_t id, int64_t threads) {
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(id), i32(threads),
+                            /*reductionOp=*/{}, /*reductionPredicate=*/Value{});
+  }
+
+  OpBuilder &b;
+  Location loc;
+  GemmMatch m;
+  const WarpSpecialization &ws;
+  MLIRContext *ctx;
+  Value smem, pad, tid, wg;
+};
+
+void KernelBuilder::build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr) {
+  auto smemRawType =
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, smemSpace());
+  smem = gpu::DynamicSharedMemoryOp::create(b, loc, smemRawType);
+  // Round the dynamic shared memory base up to 1024 bytes (the 128B swizzle
+  // pattern repeats every 1024 bytes; TMA and wgmma assume that alignment).
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  pad = remu(arith::SubIOp::create(b, loc, cst(1024), remu(base, cst(1024))),
+             cst(1024));
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  wg = divu(tid, cst(128));
+
+  Value tmaA = UnrealizedConversionCastOp::create(
+                   b, loc, tmaType({m.tileM, kBlockK}), tmaAPtr)
+                   .getResult(0);
+  Value tmaB = UnrealizedConversionCastOp::create(
+                   b, loc, tmaType({kBlockK, 64}), tmaBPtr)
+                   .getResult(0);
+
+  auto barType = nvgpu::MBarrierGroupType::get(ctx, smemSpace(), ws.stages);
+  Value full = nvgpu::MBarrierCreateOp::create(b, loc, barType);
+  Value empty = nvgpu::MBarrierCreateOp::create(b, loc, barType);
+  Value first = cmp(arith::CmpIPredicate::eq, tid, cst(0));
+  for (int64_t s = 0; s < ws.stages; ++s) {
+    nvgpu::MBarrierInitOp::create(b, loc, full, cst(1), cst(s), first);
+    nvgpu::MBarrierInitOp::create(b, loc, empty, cst(ws.consumers), cst(s),
+                                  first);
+  }
+  nvgpu::TmaPrefetchOp::create(b, loc, tmaA, first);
+  nvgpu::TmaPrefetchOp::create(b, loc, tmaB, first);
+  gpu::BarrierOp::create(b, loc);
+
+  // Hardware iterations: ceildiv(loop trip count, 64 / KT).
+  int64_t unroll = kBlockK / m.kt;
+  Value ub = mapping.lookup(m.loop.getUpperBound());
+  Value nIter = divu(add(ub, cst(unroll - 1)), cst(unroll));
+
+  // One if/else: warpgroup roles (setmaxnreg needs this shape).
+  Value isProducer = cmp(arith::CmpIPredicate::uge, wg, cst(ws.consumers));
+  auto roles = scf::IfOp::create(b, loc, TypeRange{}, isProducer,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    producer(nIter, tmaA, tmaB, full, empty, mapping.lookup(m.aRow),
+             mapping.lookup(m.bCol));
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+    consumer(nIter, tmaA, tmaB, full, empty, mapping);
+  }
+}
+
+void KernelBuilder::producer(Value nIter, Value tmaA, Value tmaB, Value full,
+                             Value empty, Value aRow, Value bCol) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(ws.producerRegs),
+      NVVM::SetMaxRegisterActionAttr::get(ctx,
+                                          NVVM::SetMaxRegisterAction::decrease));
+  Value issuer = cmp(arith::CmpIPredicate::eq, tid, cst(ws.consumers * 128));
+  auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+  auto loop = scf::ForOp::create(b, loc, cst(0), nIter, cst(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value it = loop.getInductionVar();
+  Value stage = remu(it, cst(ws.stages));
+  Value round = divu(it, cst(ws.stages));
+  // Wait until the consumers released this stage's previous contents; the
+  // first round waits for parity 1, which a fresh barrier reports complete.
+  Value parity = cmp(arith::CmpIPredicate::eq, remu(round, cst(2)), cst(0));
+  nvgpu::MBarrierTryWaitParityOp::create(b, loc, empty, parity,
+                                         cst(10000000), stage);
+  int64_t bytes = stageBytes();
+  nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, cst(bytes), stage,
+                                          Value{});
+  Value stageOff = mul(stage, cst(stageBytes()));
+  Value k0 = mul(it, cst(kBlockK));
+  Value aDst = view(smemType({m.tileM, kBlockK}, m.inType), stageOff);
+  nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaA,
+                                ValueRange{k0, aRow}, stage, Value{}, Value{});
+  for (int64_t h = 0; h < m.tileN / 64; ++h) {
+    Value bDst = view(smemType({kBlockK, 64}, m.inType),
+                      add(stageOff, cst(aBytes() + h * bBoxBytes())));
+    nvgpu::TmaAsyncLoadOp::create(b, loc, bDst, full, tmaB,
+                                  ValueRange{add(bCol, cst(h * 64)), k0},
+                                  stage, Value{}, Value{});
+  }
+}
+
+void KernelBuilder::consumer(Value nIter, Value tmaA, Value tmaB, Value full,
+                             Value empty, IRMapping &mapping) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(ws.consumerRegs),
+      NVVM::SetMaxRegisterActionAttr::get(ctx,
+                                          NVVM::SetMaxRegisterAction::increase));
+  auto accType = nvgpu::WarpgroupAccumulatorType::get(
+      ctx, VectorType::get({64, m.tileN}, b.getF32Type()));
+  auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
+      ctx, smemType({64, kBlockK}, m.inType));
+  auto descBType = nvgpu::WarpgroupMatrixDescriptorType::get(
+      ctx, smemType({kBlockK, m.tileN}, m.inType));
+  Value acc0 = nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
+  Value signaller = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
+  Value aRowOff = mul(wg, cst(64 * kBlockK * 2)); // this warpgroup's rows
+
+  auto loop =
+      scf::ForOp::create(b, loc, cst(0), nIter, cst(1), ValueRange{acc0});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value it = loop.getInductionVar();
+    Value acc = loop.getRegionIterArg(0);
+    Value stage = remu(it, cst(ws.stages));
+    Value round = divu(it, cst(ws.stages));
+    Value parity = cmp(arith::CmpIPredicate::eq, remu(round, cst(2)), cst(1));
+    nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, parity,
+                                           cst(10000000), stage);
+    Value stageOff = mul(stage, cst(stageBytes()));
+    Value aTile =
+        view(smemType({64, kBlockK}, m.inType), add(stageOff, aRowOff));
+    Value bTile = view(smemType({kBlockK, m.tileN}, m.inType),
+                       add(stageOff, cst(aBytes())));
+    Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
+        b, loc, descAType, aTile, tmaA);
+    Value descB = nvgpu::WarpgroupGenerateDescriptorOp::create(
+        b, loc, descBType, bTile, tmaB);
+    // wait_group 1: when it returns, the previous iteration's wgmma group
+    // is complete, so that stage may be refilled.
+    Value next = nvgpu::WarpgroupMmaOp::create(
+        b, loc, accType, descA, descB, b.getI64IntegerAttr(1),
+        /*transposeA=*/UnitAttr{}, /*transposeB=*/b.getUnitAttr(), acc);
+    Value release = arith::AndIOp::create(
+        b, loc, signaller, cmp(arith::CmpIPredicate::ugt, it, cst(0)));
+    auto ifRelease = scf::IfOp::create(b, loc, TypeRange{}, release, false);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
+      Value prev = remu(add(it, cst(ws.stages - 1)), cst(ws.stages));
+      nvgpu::MBarrierArriveOp::create(b, loc, empty, prev);
+    }
+    scf::YieldOp::create(b, loc, next);
+  }
+  epilogue(loop.getResult(0), mapping);
+}
+
+void KernelBuilder::epilogue(Value acc, IRMapping &mapping) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  int64_t consumerThreads = ws.consumers * 128;
+  // Every consumer is done reading the stage buffers the staging tile
+  // overlaps.
+  namedBarrier(1, consumerThreads);
+  // warpgroup.mma.store places rows by the CTA-wide warp id (warp w owns
+  // rows 16w..16w+15), so each consumer warpgroup, given the tile's base,
+  // writes its own 64 rows of the TMxTN staging tile.
+  Value staging =
+      view(smemType({64, m.tileN}, b.getF32Type()), cst(0));
+  nvgpu::WarpgroupMmaStoreOp::create(b, loc, acc, staging);
+  namedBarrier(1, consumerThreads);
+
+  Value tileF32 = view(smemType({m.tileM, m.tileN}, b.getF32Type()), cst(0));
+  Value C = mapping.lookup(m.C);
+  Value cRow = mapping.lookup(m.cRow), cCol = mapping.lookup(m.cCol);
+  Value M = memref::DimOp::create(b, loc, C, 0);
+  Value N = memref::DimOp::create(b, loc, C, 1);
+  constexpr int64_t vec = 4;
+  int64_t outBytes = m.outType.getIntOrFloatBitWidth() / 8;
+  // Whole 4-element stores need N % 4 == 0, the column start % 4 == 0 and
+  // the base aligned to 4 elements (row starts then are).
+  Value cBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, C);
+  Value aligned = arith::AndIOp::create(
+      b, loc,
+      cmp(arith::CmpIPredicate::eq, remu(cBase, cst(vec * outBytes)), cst(0)),
+      arith::AndIOp::create(
+          b, loc, cmp(arith::CmpIPredicate::eq, remu(N, cst(vec)), cst(0)),
+          cmp(arith::CmpIPredicate::eq, remu(cCol, cst(vec)), cst(0))));
+  int64_t total = m.tileM * m.tileN;
+  int64_t iters = total / (vec * consumerThreads);
+  auto vf32 = VectorType::get({vec}, b.getF32Type());
+  auto vout = VectorType::get({vec}, m.outType);
+  auto loop = scf::ForOp::create(b, loc, cst(0), cst(iters), cst(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value e = mul(add(mul(loop.getInductionVar(), cst(consumerThreads)), tid),
+                cst(vec));
+  Value r = divu(e, cst(m.tileN)), c = remu(e, cst(m.tileN));
+  Value gr = add(cRow, r), gc = add(cCol, c);
+  Value v = vector::LoadOp::create(b, loc, vf32, tileF32, ValueRange{r, c});
+  if (!m.outType.isF32())
+    v = arith::TruncFOp::create(b, loc, vout, v);
+  Value rowOk = cmp(arith::CmpIPredicate::ult, gr, M);
+  Value whole = arith::AndIOp::create(
+      b, loc, aligned, cmp(arith::CmpIPredicate::ule, add(gc, cst(vec)), N));
+  auto ifRow = scf::IfOp::create(b, loc, TypeRange{}, rowOk, false);
+  b.setInsertionPointToStart(&ifRow.getThenRegion().front());
+  auto ifWhole = scf::IfOp::create(b, loc, TypeRange{}, whole, true);
+  b.setInsertionPointToStart(&ifWhole.getThenRegion().front());
+  auto st = vector::StoreOp::create(b, loc, v, C, ValueRange{gr, gc});
+  st.setAlignment(vec * outBytes);
+  b.setInsertionPointToStart(&ifWhole.getElseRegion().front());
+  for (int64_t j = 0; j < vec; ++j) {
+    Value col = add(gc, cst(j));
+    auto ifCol = scf::IfOp::create(
+        b, loc, TypeRange{}, cmp(arith::CmpIPredicate::ult, col, N), false);
+    OpBuilder::InsertionGuard g3(b);
+    b.setInsertionPointToStart(&ifCol.getThenRegion().front());
+    Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{j});
+    memref::StoreOp::create(b, loc, x, C, ValueRange{gr, col});
+  }
+}
+
+struct ConvertTileGemmToSM90Pass
+    : public tile::impl::ConvertTileGemmToSM90Base<ConvertTileGemmToSM90Pass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(TileDialect::kKernelAttrName))
+        kernels.push_back(func);
+    FailureOr<KernelMetadata> md = failure();
+    if (module->hasAttr(kMetadataAttrName)) {
+      md = getAttachedMetadata(module);
+      if (failed(md))
+        return signalPassFailure();
+    }
+    bool changed = false;
+    for (func::FuncOp kernel : kernels) {
+      PipelinedOp tagged;
+      kernel.walk([&](PipelinedOp loop) {
+        if (loop->hasAttr(kWarpSpecializeAttr))
+          tagged = loop;
+      });
+      if (!tagged)
+        continue;
+      auto ws = WarpSpecialization::fromAttr(
+          tagged->getAttr(kWarpSpecializeAttr));
+      std::string why;
+      auto m = matchSM90Gemm(tagged, why);
+      if (failed(ws) || failed(m)) {
+        tagged->emitError("sm90: tagged loop no longer matches: ") << why;
+        return signalPassFailure();
+      }
+      tagged->removeAttr(kWarpSpecializeAttr);
+      auto variant = build(kernel, *m, *ws);
+      if (failed(variant))
+        return signalPassFailure();
+      if (succeeded(md)) {
+        md->variants.push_back(std::move(*variant));
+        changed = true;
+      }
+    }
+    if (changed)
+      module->setAttr(kMetadataAttrName,
+                      StringAttr::get(&getContext(), md->toJSONString()));
+  }
+
+  FailureOr<llvm::json::Value> build(func::FuncOp kernel, GemmMatch m,
+                                     const WarpSpecialization &ws) {
+    MLIRContext *ctx = &getContext();
+    Location loc = m.launch.getLoc();
+    ModuleOp module = getOperation();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    OpBuilder b(kernel);
+    std::string name = kernel.getSymName().str();
+    auto gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_sm90_module");
+    b.setInsertionPointToStart(gpuModule.getBody());
+    SmallVector<Type> argTypes(kernel.getArgumentTypes());
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    argTypes.push_back(ptrType);
+    argTypes.push_back(ptrType);
+    std::string kernelName = name + "_kernel_sm90";
+    auto fn = gpu::GPUFuncOp::create(b, loc, kernelName,
+                                     FunctionType::get(ctx, argTypes, {}));
+    fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+    fn.setKnownBlockSizeAttr(
+        DenseI32ArrayAttr::get(ctx, {(int32_t)ws.threads(), 1, 1}));
+    // One block per multiprocessor: the register cap setmaxnreg needs.
+    fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                b.getI32IntegerAttr(1));
+    Block &entry = fn.getBody().front();
+    b.setInsertionPointToStart(&entry);
+
+    IRMapping mapping;
+    unsigned nargs = kernel.getNumArguments();
+    for (unsigned i = 0; i < nargs; ++i)
+      mapping.map(kernel.getArgument(i), entry.getArgument(i));
+    SmallVector<Value> blockIdx, gridDim;
+    for (gpu::Dimension d :
+         {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
+      blockIdx.push_back(gpu::BlockIdOp::create(b, loc, d));
+      gridDim.push_back(gpu::GridDimOp::create(b, loc, d));
+    }
+    if (auto raster = m.launch.getRasterAttr()) {
+      auto [bx, by] = rasterize(b, loc, raster, blockIdx[0], blockIdx[1],
+                                gridDim[0], gridDim[1]);
+      blockIdx[0] = bx;
+      blockIdx[1] = by;
+    }
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(m.launch.getBody(), captured);
+    for (Value v : captured)
+      if (failed(cloneComputation(b, v, mapping, m.launch)))
+        return failure();
+    for (unsigned d = 0; d < m.launch.getGridRank(); ++d)
+      mapping.map(m.launch.getBlockIndices()[d], blockIdx[d]);
+    // The launch body's index computations (tile origins).
+    for (Operation &op : m.launch.getBodyBlock().without_terminator())
+      if (op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
+          !isa<AllocOp>(op))
+        b.clone(op, mapping);
+
+    KernelBuilder kb(b, loc, m, ws);
+    kb.build(mapping, entry.getArgument(nargs), entry.getArgument(nargs + 1));
+    gpu::ReturnOp::create(b, loc);
+
+    // The variant's metadata (docs/bundle.md, "variants").
+    auto paramIndex = [&](Value v) {
+      return (int64_t)cast<BlockArgument>(v).getArgNumber();
+    };
+    auto tmaEntry = [&](Value param, int64_t inner, int64_t outer) {
+      return llvm::json::Object{
+          {"param", paramIndex(param)},
+          {"dtype", dtypeName(m.inType)},
+          {"rank", 2},
+          {"box", llvm::json::Array{inner, outer}},
+          {"element_strides", llvm::json::Array{1, 1}},
+          {"interleave", "none"},
+          {"swizzle", "128B"},
+          {"l2_promotion", "256B"},
+          {"oob_fill", "zero"}};
+    };
+    return llvm::json::Value(llvm::json::Object{
+        {"kind", "sm90_tma_wgmma"},
+        {"chip", "sm_90a"},
+        {"kernel", kernelName},
+        {"block", llvm::json::Array{ws.threads(), 1, 1}},
+        {"shared_bytes", kb.sharedBytes()},
+        {"tma",
+         llvm::json::Array{tmaEntry(m.A, kBlockK, m.tileM),
+                           tmaEntry(m.B, 64, kBlockK)}}});
+  }
+};
+
+} // namespace

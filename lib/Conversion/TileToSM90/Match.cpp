@@ -1,0 +1,283 @@
+//===- Match.cpp - recognize the GEMM launches the sm90 kernel implements --===//
+
+#include "SM90.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::sm90;
+
+bool sm90::isSM90Chip(StringRef chip) { return chip == "sm_90a"; }
+
+static std::optional<int64_t> constIndex(Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return c.value();
+  if (auto c = v.getDefiningOp<arith::ConstantOp>())
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      return i.getInt();
+  return std::nullopt;
+}
+
+/// v == iv * kt (either operand order).
+static bool isIvTimes(Value v, Value iv, int64_t kt) {
+  auto mul = v.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  Value l = mul.getLhs(), r = mul.getRhs();
+  return (l == iv && constIndex(r) == kt) || (r == iv && constIndex(l) == kt);
+}
+
+/// v == memref.dim(mem, dim).
+static bool isDimOf(Value v, Value mem, int64_t dim) {
+  auto d = v.getDefiningOp<memref::DimOp>();
+  return d && d.getSource() == mem && constIndex(d.getIndex()) == dim;
+}
+
+/// ub == ceildiv(K, kt) with K = dim(A, 1) or dim(B, 0):
+/// divui(addi(K, kt - 1), kt), or ceildivui / ceildivsi(K, kt).
+static bool isTripCount(Value ub, Value A, Value B, int64_t kt) {
+  auto isK = [&](Value k) { return isDimOf(k, A, 1) || isDimOf(k, B, 0); };
+  if (auto c = ub.getDefiningOp<arith::CeilDivUIOp>())
+    return isK(c.getLhs()) && constIndex(c.getRhs()) == kt;
+  if (auto c = ub.getDefiningOp<arith::CeilDivSIOp>())
+    return isK(c.getLhs()) && constIndex(c.getRhs()) == kt;
+  Value num;
+  if (auto d = ub.getDefiningOp<arith::DivUIOp>()) {
+    if (constIndex(d.getRhs()) != kt)
+      return false;
+    num = d.getLhs();
+  } else if (auto d = ub.getDefiningOp<arith::DivSIOp>()) {
+    if (constIndex(d.getRhs()) != kt)
+      return false;
+    num = d.getLhs();
+  } else {
+    return false;
+  }
+  auto add = num.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  return (isK(add.getLhs()) && constIndex(add.getRhs()) == kt - 1) ||
+         (isK(add.getRhs()) && constIndex(add.getLhs()) == kt - 1);
+}
+
+static bool isPureScalar(Operation &op) {
+  return op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
+         llvm::all_of(op.getResultTypes(),
+                      [](Type t) { return t.isIntOrIndexOrFloat(); });
+}
+
+/// A row-major global rank-2 memref that is a kernel argument.
+static bool isGlobalMatrix(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.getRank() == 2 && isGlobal(t) && t.getLayout().isIdentity() &&
+         isa<BlockArgument>(v);
+}
+
+static bool isDefinedOutside(Value v, Operation *region) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return !region->isAncestor(cast<BlockArgument>(v).getOwner()->getParentOp());
+  return !region->isAncestor(def);
+}
+
+FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
+  auto fail = [&](const Twine &msg) -> FailureOr<GemmMatch> {
+    why = msg.str();
+    return failure();
+  };
+  GemmMatch m;
+  m.loop = loop;
+  m.launch = dyn_cast<LaunchOp>(loop->getParentOp());
+  if (!m.launch)
+    return fail("the loop is not directly in a tile.launch");
+  if (constIndex(loop.getLowerBound()) != 0 || constIndex(loop.getStep()) != 1)
+    return fail("the loop does not run from 0 with step 1");
+
+  // Loop body: pure index ops, two copies global -> shared, one gemm.
+  Value iv = loop.getInductionVar();
+  for (Operation &op : loop.getBodyBlock().without_terminator()) {
+    if (auto copy = dyn_cast<CopyOp>(&op)) {
+      if (m.gemm)
+        return fail("a copy follows the gemm in the loop");
+      if (!m.copyA)
+        m.copyA = copy;
+      else if (!m.copyB)
+        m.copyB = copy;
+      else
+        return fail("more than two copies in the loop");
+      continue;
+    }
+    if (auto gemm = dyn_cast<GemmOp>(&op)) {
+      if (m.gemm)
+        return fail("more than one gemm in the loop");
+      m.gemm = gemm;
+      continue;
+    }
+    if (!isPureScalar(op))
+      return fail("the loop body has an op other than index arithmetic, "
+                  "two copies and a gemm: '" +
+                  op.getName().getStringRef() + "'");
+  }
+  if (!m.copyA || !m.copyB || !m.gemm)
+    return fail("the loop body is not two copies and a gemm");
+  GemmOp g = m.gemm;
+  if (g.getTransposeA() || g.getTransposeB() || g.getClear())
+    return fail("transposed or clearing gemm");
+  // Order the copies by the gemm operand they fill.
+  if (m.copyA.getTarget() == g.getB() && m.copyB.getTarget() == g.getA())
+    std::swap(m.copyA, m.copyB);
+  if (m.copyA.getTarget() != g.getA() || m.copyB.getTarget() != g.getB())
+    return fail("the copies do not fill the gemm's A and B operands");
+
+  m.A = m.copyA.getSource();
+  m.B = m.copyB.getSource();
+  if (!isGlobalMatrix(m.A) || !isGlobalMatrix(m.B))
+    return fail("A and B must be row-major rank-2 kernel arguments");
+  auto aTy = cast<MemRefType>(g.getA().getType());
+  auto bTy = cast<MemRefType>(g.getB().getType());
+  auto cTy = cast<MemRefType>(g.getC().getType());
+  if (getMemoryScope(aTy) != MemoryScope::shared ||
+      getMemoryScope(bTy) != MemoryScope::shared ||
+      getMemoryScope(cTy) != MemoryScope::fragment)
+    return fail("A and B must be shared buffers, C a fragment");
+  m.inType = aTy.getElementType();
+  if (!(m.inType.isF16() || m.inType.isBF16()) ||
+      bTy.getElementType() != m.inType ||
+      cast<MemRefType>(m.A.getType()).getElementType() != m.inType ||
+      cast<MemRefType>(m.B.getType()).getElementType() != m.inType)
+    return fail("operands must all be f16 or all bf16 (no converting copy)");
+  if (!cTy.getElementType().isF32())
+    return fail("the accumulator must be f32");
+  m.tileM = aTy.getDimSize(0);
+  m.kt = aTy.getDimSize(1);
+  m.tileN = bTy.getDimSize(1);
+  if (m.tileM != 64 && m.tileM != 128)
+    return fail("tile M must be 64 or 128");
+  if (m.tileN % 64 != 0 || m.tileN > 256)
+    return fail("tile N must be a multiple of 64 up to 256");
+  if (m.kt != 16 && m.kt != 32 && m.kt != 64)
+    return fail("tile K must be 16, 32 or 64");
+
+  // Copy indices: A[row, k*kt], B[k*kt, col]; row/col loop-invariant.
+  auto ai = m.copyA.getSourceIndices(), bi = m.copyB.getSourceIndices();
+  if (ai.size() != 2 || bi.size() != 2 || !isIvTimes(ai[1], iv, m.kt) ||
+      !isIvTimes(bi[0], iv, m.kt))
+    return fail("the copies must read A[m, k*KT] and B[k*KT, n]");
+  m.aRow = ai[0];
+  m.bCol = bi[1];
+  if (!isDefinedOutside(m.aRow, loop) || !isDefinedOutside(m.bCol, loop))
+    return fail("the tile origins must not depend on the loop");
+  if (!isTripCount(loop.getUpperBound(), m.A, m.B, m.kt))
+    return fail("the trip count must be ceildiv(K, KT) of A's or B's K");
+
+  // Launch body: allocs, pure ops, clear C, the loop, copy C out.
+  for (Operation &op : m.launch.getBodyBlock().without_terminator()) {
+    if (&op == loop.getOperation())
+      continue;
+    if (auto a = dyn_cast<AllocOp>(&op)) {
+      Value r = a.getBuffer();
+      if (r == g.getA())
+        m.aAlloc = a;
+      else if (r == g.getB())
+        m.bAlloc = a;
+      else if (r == g.getC())
+        m.cAlloc = a;
+      else
+        return fail("the launch allocates other buffers");
+      continue;
+    }
+    if (auto c = dyn_cast<ClearOp>(&op)) {
+      if (c.getBuffer() != g.getC() || m.clear || !op.isBeforeInBlock(loop))
+        return fail("unexpected tile.clear");
+      m.clear = c;
+      continue;
+    }
+    if (auto c = dyn_cast<CopyOp>(&op)) {
+      if (c.getSource() != g.getC() || m.copyOut || !loop->isBeforeInBlock(&op))
+        return fail("unexpected copy in the launch");
+      m.copyOut = c;
+      continue;
+    }
+    if (!isPureScalar(op))
+      return fail("the launch body has an unexpected op '" +
+                  op.getName().getStringRef() + "'");
+  }
+  if (!m.aAlloc || !m.bAlloc || !m.cAlloc || !m.clear || !m.copyOut)
+    return fail("the launch is not allocs, clear, loop and copy out");
+  if (m.aAlloc.getLayoutAttr() || m.bAlloc.getLayoutAttr() ||
+      m.cAlloc.getLayoutAttr())
+    return fail("user-specified layouts");
+  m.C = m.copyOut.getTarget();
+  auto cOutTy = dyn_cast<MemRefType>(m.C.getType());
+  if (!cOutTy || !isGlobal(cOutTy) || cOutTy.getRank() != 2 ||
+      !cOutTy.getLayout().isIdentity() || !isa<BlockArgument>(m.C))
+    return fail("C must be a row-major rank-2 kernel argument");
+  m.outType = cOutTy.getElementType();
+  if (!(m.outType.isF16() || m.outType.isBF16() || m.outType.isF32()))
+    return fail("C must be f16, bf16 or f32");
+  m.cRow = m.copyOut.getTargetIndices()[0];
+  m.cCol = m.copyOut.getTargetIndices()[1];
+  // Nothing else may touch the buffers.
+  for (Value buf : {g.getA(), g.getB(), g.getC()})
+    for (Operation *user : buf.getUsers())
+      if (user != m.copyA && user != m.copyB && user != g &&
+          user != m.clear && user != m.copyOut)
+        return fail("a buffer has other uses");
+  return m;
+}
+
+DictionaryAttr WarpSpecialization::toAttr(MLIRContext *ctx) const {
+  Builder b(ctx);
+  return b.getDictionaryAttr({
+      b.getNamedAttr("producers", b.getI64IntegerAttr(producers)),
+      b.getNamedAttr("consumers", b.getI64IntegerAttr(consumers)),
+      b.getNamedAttr("producer_regs", b.getI64IntegerAttr(producerRegs)),
+      b.getNamedAttr("consumer_regs", b.getI64IntegerAttr(consumerRegs)),
+      b.getNamedAttr("block_k", b.getI64IntegerAttr(blockK)),
+      b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
+      b.getNamedAttr("threads", b.getI64IntegerAttr(threads())),
+  });
+}
+
+FailureOr<WarpSpecialization> WarpSpecialization::fromAttr(Attribute attr) {
+  auto d = dyn_cast_or_null<DictionaryAttr>(attr);
+  if (!d)
+    return failure();
+  WarpSpecialization ws;
+  auto get = [&](StringRef name, int64_t &out) {
+    if (auto i = d.getAs<IntegerAttr>(name)) {
+      out = i.getInt();
+      return true;
+    }
+    return false;
+  };
+  if (!get("producers", ws.producers) || !get("consumers", ws.consumers) ||
+      !get("producer_regs", ws.producerRegs) ||
+      !get("consumer_regs", ws.consumerRegs) || !get("block_k", ws.blockK) ||
+      !get("stages", ws.stages))
+    return failure();
+  return ws;
+}
+
+WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m) {
+  WarpSpecialization ws;
+  // One consumer warpgroup per 64 accumulator rows (wgmma's M).
+  ws.consumers = m.tileM / 64;
+  ws.producers = 1;
+  // Registers: the whole file (64K) split with the producer at the minimum
+  // that still issues TMA; consumers get what is left, rounded down to 8.
+  ws.producerRegs = 40;
+  int64_t left = 65536 / 128 - ws.producerRegs * ws.producers;
+  ws.consumerRegs = std::min<int64_t>(232, (left / ws.consumers) / 8 * 8);
+  ws.blockK = kBlockK;
+  // Stages: as many as fit (227 KiB less 1 KiB of
+  // alignment slack), at most 5.
+  int64_t stageBytes = (m.tileM + m.tileN) * kBlockK * 2;
+  int64_t fit = (227 * 1024 - 1024) / stageBytes;
+  ws.stages = std::max<int64_t>(2, std::min<int64_t>(fit, 5));
+  return ws;
+}

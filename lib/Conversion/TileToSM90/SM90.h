@@ -1,0 +1,82 @@
+//===- SM90.h - Hopper GEMM matching shared by the sm90 passes --*- C++ -*-===//
+//
+// Internal to lib/Conversion/TileToSM90. `matchSM90Gemm` recognizes the
+// launch shape that the Hopper kernel (TMA + mbarrier + wgmma, warp
+// specialized) implements:
+//
+//   tile.launch ... {
+//     %As = tile.alloc : memref<TMxKTxT, shared>      T = f16 | bf16
+//     %Bs = tile.alloc : memref<KTxTNxT, shared>
+//     %Cf = tile.alloc : memref<TMxTNxf32, fragment>
+//     <pure index computations>
+//     tile.clear %Cf
+//     tile.pipelined %k = 0 to ceildiv(K, KT) step 1 stages(S) {
+//       <pure index computations>
+//       tile.copy %A[%m, %k*KT] to %As         A: memref<?x?xT> (row-major)
+//       tile.copy %B[%k*KT, %n] to %Bs         B: memref<?x?xT>
+//       tile.gemm %As, %Bs, %Cf
+//     }
+//     tile.copy %Cf to %C[%cm, %cn]            C: memref<?x?xf16|bf16|f32>
+//   }
+//
+// with TM in {64, 128}, TN a multiple of 64 up to 256, KT in {16, 32, 64}
+// and K = memref.dim of A's dim 1 or B's dim 0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_LIB_CONVERSION_TILETOSM90_SM90_H
+#define TILE_LIB_CONVERSION_TILETOSM90_SM90_H
+
+#include "tile/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <string>
+
+namespace mlir::tile::sm90 {
+
+/// The attribute tile-warp-specialize puts on a matched tile.pipelined.
+constexpr StringLiteral kWarpSpecializeAttr = "sm90.warp_specialize";
+
+/// The hardware K tile: one 128-byte swizzle row of 16-bit elements.
+constexpr int64_t kBlockK = 64;
+
+struct GemmMatch {
+  LaunchOp launch;
+  AllocOp aAlloc, bAlloc, cAlloc;
+  ClearOp clear;
+  PipelinedOp loop;
+  CopyOp copyA, copyB, copyOut;
+  GemmOp gemm;
+  Value A, B, C;                  // global memrefs (kernel arguments)
+  Value aRow, bCol, cRow, cCol;   // tile origins (defined outside the loop)
+  int64_t tileM = 0, tileN = 0, kt = 0;
+  Type inType, outType;
+};
+
+/// Returns the match or fills `why` with the first reason it fails.
+FailureOr<GemmMatch> matchSM90Gemm(PipelinedOp loop, std::string &why);
+
+/// The decision of tile-warp-specialize (read back from the attribute).
+struct WarpSpecialization {
+  int64_t producers = 1;      // warpgroups issuing TMA (thread 0 of the first)
+  int64_t consumers = 1;      // warpgroups running wgmma, 64 rows each
+  int64_t producerRegs = 40;  // setmaxnreg.dec
+  int64_t consumerRegs = 232; // setmaxnreg.inc
+  int64_t blockK = kBlockK;
+  int64_t stages = 4;
+  int64_t threads() const { return 128 * (producers + consumers); }
+
+  DictionaryAttr toAttr(MLIRContext *ctx) const;
+  static FailureOr<WarpSpecialization> fromAttr(Attribute attr);
+};
+
+/// The decision for a match (tile-warp-specialize's policy).
+WarpSpecialization decideWarpSpecialization(const GemmMatch &m);
+
+bool isSM90Chip(StringRef chip);
+
+} // namespace mlir::tile::sm90
+
+#endif // TILE_LIB_CONVERSION_TILETOSM90_SM90_H

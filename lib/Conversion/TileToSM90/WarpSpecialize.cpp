@@ -1,0 +1,46 @@
+//===- WarpSpecialize.cpp - tile-warp-specialize ---------------------------===//
+//
+// Decides, on tile IR, which pipelined loops become warp-specialized Hopper
+// kernels and how: the producer/consumer warpgroup split, register budgets
+// and pipeline depth (SM90.h). The decision is an attribute on the loop that
+// convert-tile-gemm-to-sm90 implements; the tile program itself is unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SM90.h"
+
+#include "tile/Conversion/Passes.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEWARPSPECIALIZE
+#include "tile/Conversion/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::sm90;
+
+namespace {
+struct TileWarpSpecializePass
+    : public tile::impl::TileWarpSpecializeBase<TileWarpSpecializePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (!isSM90Chip(chip))
+      return;
+    getOperation().walk([&](PipelinedOp loop) {
+      loop->removeAttr(kWarpSpecializeAttr);
+      std::string why;
+      auto m = matchSM90Gemm(loop, why);
+      if (failed(m)) {
+        // Remarks say why a loop keeps the sm_80 lowering.
+        if (remarks)
+          loop->emitRemark("not warp-specialized: ") << why;
+        return;
+      }
+      loop->setAttr(kWarpSpecializeAttr,
+                    decideWarpSpecialization(*m).toAttr(&getContext()));
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,266 @@
+"""tile.compile + Kernel calls on the CPU target with numpy: numerics of the
+examples, out_idx, bf16, scalars, DLPack objects, errors, sources, export."""
+
+import numpy as np
+import pytest
+
+from tile_testutil import E2E_KERNELS, EXAMPLES, elementwise_source
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+@pytest.fixture(scope="module")
+def add(tile):
+    return tile.compile(EXAMPLES / "elementwise_add.mlir", target="cpu")
+
+
+# ---- numerics of the examples ------------------------------------------------
+
+@pytest.mark.parametrize("backend", ["ffi", "native"])
+def test_elementwise_add(tile, backend):
+    k = tile.compile(str(EXAMPLES / "elementwise_add.mlir"), target="cpu",
+                     execution_backend=backend)
+    assert k.backend == backend
+    r = rng(1)
+    a = r.standard_normal(5000).astype(np.float32)
+    b = r.standard_normal(5000).astype(np.float32)
+    np.testing.assert_array_equal(k(a, b), a + b)
+
+
+def test_reduce_rows(tile):
+    k = tile.compile(EXAMPLES / "reduce_rows.mlir", target="cpu")
+    x = rng(2).standard_normal((77, 300)).astype(np.float32)
+    np.testing.assert_allclose(k(x), x.sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_softmax(tile):
+    k = tile.compile(EXAMPLES / "softmax.mlir", target="cpu")
+    x = rng(3).standard_normal((19, 1024)).astype(np.float32)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(k(x), e / e.sum(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_gemm_f16(tile):
+    k = tile.compile(EXAMPLES / "gemm.mlir", target="cpu")
+    r = rng(4)
+    a = r.standard_normal((65, 40)).astype(np.float16)
+    b = r.standard_normal((40, 33)).astype(np.float16)
+    c = k(a, b)
+    assert c.dtype == np.float16 and c.shape == (65, 33)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 2e-3
+
+
+def test_scalars(tile):
+    k = tile.compile(E2E_KERNELS / "axpy3d.mlir", target="cpu")
+    r = rng(5)
+    x = r.standard_normal((3, 9, 40)).astype(np.float16)
+    y = r.standard_normal((3, 9, 40)).astype(np.float32)
+    ref = 0.5 * x.astype(np.float32) + y + 2.0
+    assert k(x, y, 0.5, 2, np.int32(2)) is None  # no out_idx: returns None
+    np.testing.assert_allclose(y, ref, rtol=1e-3, atol=1e-3)
+    with pytest.raises(tile.ArgumentError, match="batch_step"):
+        k(x, y, 0.5, 2.0, 1.5)  # a float for an int32 param
+
+
+# ---- out_idx -------------------------------------------------------------------
+
+def test_out_idx_numpy_out(add):
+    a = np.arange(10, dtype=np.float32)
+    b = np.ones(10, dtype=np.float32)
+    c = add(a, b)                       # C omitted: allocated, numpy out
+    assert isinstance(c, np.ndarray) and c.dtype == np.float32
+    np.testing.assert_array_equal(c, a + 1)
+    c2 = np.zeros(10, np.float32)
+    assert add(a, b, c2) is c2          # given: returned as is
+    np.testing.assert_array_equal(c2, a + 1)
+    c3 = add(a, b, None)                # None placeholder: allocated
+    np.testing.assert_array_equal(c3, a + 1)
+    assert add.out_idx == [2]
+
+
+def test_out_idx_from_compile_negative(tile):
+    src = elementwise_source().replace(', tile.output}', '}')
+    k = tile.compile(src, out_idx=-1, target="cpu")
+    assert k.out_idx == [2]
+    a = np.ones(7, np.float32)
+    np.testing.assert_array_equal(k(a, a), 2 * a)
+    assert tile.compile(src, target="cpu").out_idx == []
+
+
+def test_noncontiguous_input_rejected(add):
+    a = np.ones(20, np.float32)[::2]
+    with pytest.raises(ValueError, match="not contiguous"):
+        add(a, np.ones(10, np.float32))
+
+
+def test_zero_length(add):
+    a = np.ones(0, np.float32)
+    assert add(a, a).shape == (0,)
+
+
+# ---- bf16 / fp8 dtypes (ml_dtypes) -------------------------------------------
+
+def test_bf16(tile):
+    if tile._runtime.NUMPY_VIA_DLPACK:
+        pytest.skip("numpy's __dlpack__ cannot export ml_dtypes arrays")
+    k = tile.compile(elementwise_source(dtype="bf16", name="ew_bf16"), target="cpu")
+    r = rng(6)
+    a = r.standard_normal(3000).astype(ml_dtypes.bfloat16)
+    b = r.standard_normal(3000).astype(ml_dtypes.bfloat16)
+    c = k(a, b)
+    assert c.dtype == ml_dtypes.bfloat16
+    ref = (a.astype(np.float32) + b.astype(np.float32)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(c.astype(np.float32), ref.astype(np.float32))
+    with pytest.raises(tile.ArgumentError, match="expected dtype bfloat16, got float16"):
+        k(a.astype(np.float16), b)
+
+
+# ---- bad arguments -----------------------------------------------------------
+
+def test_wrong_dtype_message_from_runtime(add):
+    a = np.ones(8, np.float64)
+    b = np.ones(8, np.float32)
+    with pytest.raises(ValueError) as e:
+        add(a, b)
+    assert str(e.value) == "argument 'A' (#0): expected dtype float32, got float64"
+    assert e.value.status == "INVALID_ARGUMENT"
+
+
+def test_bad_arguments(tile, add):
+    a = np.ones(8, np.float32)
+    with pytest.raises(tile.ArgumentError, match="takes 3 arguments .or 2"):
+        add(a)
+    with pytest.raises(tile.ArgumentError, match="symbol 'N'"):
+        add(a, np.ones(9, np.float32))
+    with pytest.raises(TypeError, match="cannot pass an object of type 'str'"):
+        add(a, "b")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        add(a, a, bogus=1)
+    ro = np.ones(8, np.float32)
+    ro.flags.writeable = False
+    add(ro, ro)  # read-only inputs are fine
+    with pytest.raises(tile.ArgumentError, match="read-only"):
+        add(a, a, ro)
+    with pytest.raises(tile.ArgumentError, match="expected rank 1, got 2"):
+        add(np.ones((2, 4), np.float32), a)
+
+
+# ---- DLPack objects (the generic path) ----------------------------------------
+
+class DLPackOnly:
+    """A foreign tensor type: only __dlpack__ / __dlpack_device__."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None, max_version=None, **kw):
+        if max_version is None:
+            return self.array.__dlpack__()
+        return self.array.__dlpack__(max_version=max_version)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+class LegacyDLPack(DLPackOnly):
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+
+@pytest.mark.parametrize("cls", [DLPackOnly, LegacyDLPack])
+def test_dlpack_protocol_objects(add, cls):
+    a = np.arange(50, dtype=np.float32)
+    b = np.full(50, 2.0, np.float32)
+    c = np.zeros(50, np.float32)
+    out = add(cls(a), cls(b), cls(c))
+    assert isinstance(out, cls)
+    np.testing.assert_array_equal(c, a + 2)
+    # omitted output of an unknown framework: numpy
+    np.testing.assert_array_equal(add(cls(a), cls(b)), a + 2)
+
+
+# ---- sources, info, export / load -------------------------------------------
+
+def test_info_sources_export(tile, add, tmp_path):
+    info = add.info
+    assert info["name"] == "elementwise_add" and info["target"] == "cpu"
+    assert [p["name"] for p in info["params"]] == ["A", "B", "C"]
+    assert info["symbols"] == ["N"] and "mlir" in info["sections"]
+    assert "func.func @elementwise_add" in add.get_source("mlir")
+    assert "define" in add.get_source("llvm")
+    with pytest.raises(ValueError, match="has no ptx source.*metadata"):
+        add.get_source("ptx")
+    with pytest.raises(ValueError, match="unknown kind"):
+        add.get_source("sass")
+    path = add.export(tmp_path / "add.tileb")
+    k2 = tile.load(path, execution_backend="ffi")
+    assert k2.backend == "ffi" and k2.name == "elementwise_add"
+    a = np.ones(4, np.float32)
+    np.testing.assert_array_equal(k2(a, a), 2 * a)
+    bad = tmp_path / "bad.tileb"
+    bad.write_bytes(b"TILEBNDL" + b"\0" * 100)
+    with pytest.raises(tile.TileError):
+        tile.load(bad)
+
+
+def test_backend_validation(tile):
+    src = EXAMPLES / "elementwise_add.mlir"
+    with pytest.raises(ValueError, match="unknown execution_backend 'bogus'.*auto, ffi, native"):
+        tile.compile(src, target="cpu", execution_backend="bogus")
+    with pytest.raises(ValueError, match="'nvrtc' cannot run 'cpu'.*auto, ffi, native"):
+        tile.compile(src, target="cpu", execution_backend="nvrtc")
+    with pytest.raises(NotImplementedError, match="nvrtc.*not implemented"):
+        tile.compile(src, target="cuda", execution_backend="nvrtc")
+    with pytest.raises(ValueError, match="'metal-torch' cannot run 'cpu'"):
+        tile.compile(src, target="cpu", execution_backend="metal-torch")
+    with pytest.raises(ValueError, match="unknown target"):
+        tile.compile(src, target="tpu")
+
+
+def test_compile_error(tile):
+    with pytest.raises(tile.CompileError, match="tilec failed"):
+        tile.compile("func.func @broken(", target="cpu")
+
+
+def test_auto_target_is_cpu_here(tile):
+    assert tile.detect_target() in ("cpu", "cuda")
+
+
+def test_profiler(add):
+    prof = add.get_profiler(N=1 << 16)
+    ms = prof.do_bench(warmup=2, rep=10)
+    assert ms > 0
+    a, b = prof.make_inputs()
+    assert a.shape == (1 << 16,) and a.dtype == np.float32
+    np.testing.assert_array_equal(prof.run(a, b), a + b)
+    with pytest.raises(ValueError, match="symbol 'N'"):
+        add.get_profiler().do_bench()
+
+
+def test_pickle_and_threads(add):
+    import pickle
+    import threading
+    k = pickle.loads(pickle.dumps(add))
+    assert k.name == add.name and k.backend == add.backend
+    a = np.arange(3000, dtype=np.float32)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(50):
+                np.testing.assert_array_equal(k(a, a), 2 * a)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors

@@ -1,0 +1,366 @@
+"""tile.compile / tile.load: run tilec, cache, load."""
+
+import functools
+import hashlib
+import json
+import os
+import pathlib
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from . import _frameworks
+from .cache import BUNDLE, DiskCache, cache_disabled, memory_cache
+
+TARGETS = ("cpu", "cuda", "hip", "metal")
+
+# execution_backend values each target accepts.
+ALLOWED_BACKENDS = {
+    "cpu": ("auto", "ffi", "native"),
+    "cuda": ("auto", "ffi", "native", "nvrtc"),
+    "hip": ("auto", "ffi", "native"),
+    "metal": ("auto", "metal-torch"),
+}
+ALL_BACKENDS = ("auto", "ffi", "native", "nvrtc", "metal-torch")
+NOT_IMPLEMENTED = {
+    "nvrtc": "the nvrtc execution backend (CUDA source compiled at load time) "
+             "is not implemented yet; use 'auto', 'ffi' or 'native' for cuda",
+    "metal-torch": "the metal-torch execution backend is not implemented in "
+                   "this package yet",
+}
+
+
+class CompileError(RuntimeError):
+    """tilec failed; .stderr holds its diagnostics, .command the command."""
+
+    def __init__(self, message, stderr="", command=None):
+        super().__init__(message)
+        self.stderr = stderr
+        self.command = command
+
+
+class BackendNotImplementedError(NotImplementedError, ValueError):
+    """A known execution backend that this package does not implement."""
+
+
+# ---- tilec ---------------------------------------------------------------------
+
+def find_tilec():
+    """$TILE_TILEC, tile/bin/tilec (wheel), <build>/bin/tilec (build tree
+    python_packages/tile), then PATH."""
+    env = os.environ.get("TILE_TILEC")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise RuntimeError(f"TILE_TILEC={env} is not an executable")
+        return env
+    here = pathlib.Path(__file__).resolve().parent
+    for cand in (here / "bin" / "tilec", here.parent.parent / "bin" / "tilec"):
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    found = shutil.which("tilec")
+    if found:
+        return found
+    raise RuntimeError(
+        "tile: cannot find the compiler 'tilec': set TILE_TILEC=/path/to/tilec, "
+        "put it on PATH, or use the build tree's python_packages "
+        "(PYTHONPATH=<build>/python_packages)")
+
+
+_id_lock = threading.Lock()
+_compiler_ids = {}
+
+
+def compiler_id(tilec=None):
+    """Identity of the compiler for cache keys: `tilec --version` plus the
+    binary's path, size and mtime (a rebuilt tilec gets new keys)."""
+    tilec = tilec or find_tilec()
+    st = os.stat(tilec)
+    stamp = (tilec, st.st_size, st.st_mtime_ns)
+    with _id_lock:
+        if stamp in _compiler_ids:
+            return _compiler_ids[stamp]
+    proc = subprocess.run([tilec, "--version"], capture_output=True, text=True)
+    ident = f"{proc.stdout.strip()}|{stamp[0]}|{stamp[1]}|{stamp[2]}"
+    with _id_lock:
+        _compiler_ids[stamp] = ident
+    return ident
+
+
+@functools.lru_cache(maxsize=None)
+def host_cpu_id():
+    """The host CPU (kernels compiled for the default chip are host-specific,
+    so a cache shared between machines must not mix them)."""
+    info = platform.machine()
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+        for field in ("model name", "flags"):
+            m = re.search(rf"^{field}\s*:\s*(.*)$", text, re.M)
+            if m:
+                info += "|" + m.group(1)
+    except OSError:
+        pass
+    return hashlib.sha256(info.encode()).hexdigest()[:16]
+
+
+# ---- target / backend ------------------------------------------------------------
+
+def detect_target():
+    """'cuda' when a GPU is visible (torch, cupy or libcuda), else 'cpu'."""
+    try:
+        if _frameworks.cuda_device_count() > 0:
+            return "cuda"
+    except Exception:  # noqa: BLE001 - detection must never fail compile
+        pass
+    return "cpu"
+
+
+def resolve_target(target):
+    """'auto' | 'cpu' | 'cuda' | 'cuda:sm_90a' | ... -> (kind, chip)."""
+    if target is None or target == "auto":
+        kind, chip = detect_target(), ""
+    else:
+        kind, _, chip = str(target).partition(":")
+    kind = kind.strip().lower()
+    if kind not in TARGETS:
+        raise ValueError(f"tile: unknown target {target!r} (expected one of: "
+                         f"auto, {', '.join(TARGETS)}, optionally with "
+                         "':<chip>', e.g. 'cuda:sm_90a')")
+    if kind == "cuda" and not chip:
+        chip = _frameworks.cuda_chip(0) or ""
+    return kind, chip
+
+
+def check_backend(kind, backend):
+    backend = (backend or "auto").strip().lower()
+    if backend not in ALL_BACKENDS:
+        raise ValueError(
+            f"tile: unknown execution_backend {backend!r}; allowed for target "
+            f"{kind!r}: {', '.join(ALLOWED_BACKENDS[kind])}")
+    if backend not in ALLOWED_BACKENDS[kind]:
+        raise ValueError(
+            f"tile: execution_backend {backend!r} cannot run {kind!r} kernels; "
+            f"allowed for target {kind!r}: {', '.join(ALLOWED_BACKENDS[kind])}")
+    if backend in NOT_IMPLEMENTED:
+        raise BackendNotImplementedError(f"tile: {NOT_IMPLEMENTED[backend]}")
+    if kind == "metal":
+        raise BackendNotImplementedError(f"tile: {NOT_IMPLEMENTED['metal-torch']}")
+    return backend
+
+
+# ---- sources -------------------------------------------------------------------
+
+def read_source(source_or_path):
+    """(text, path or None). A str containing a newline or 'func.func' is
+    source text; otherwise it (or a PathLike) names a file."""
+    if isinstance(source_or_path, bytes):
+        return source_or_path.decode(), None
+    if isinstance(source_or_path, os.PathLike):
+        p = pathlib.Path(source_or_path)
+        return p.read_text(), str(p)
+    if not isinstance(source_or_path, str):
+        raise TypeError("tile.compile: expected MLIR text or a path, got "
+                        f"{type(source_or_path).__name__}")
+    s = source_or_path
+    if "\n" in s or "func.func" in s or "{" in s:
+        return s, None
+    p = pathlib.Path(s)
+    if not p.is_file():
+        raise FileNotFoundError(f"tile.compile: no such file {s!r} (and the "
+                                "string does not look like MLIR text)")
+    return p.read_text(), str(p)
+
+
+def _norm_out_idx(out_idx):
+    if out_idx is None:
+        return []
+    if isinstance(out_idx, int):
+        out_idx = [out_idx]
+    out = [int(i) for i in out_idx]
+    return out
+
+
+def _flag_list(pass_options, compile_flags):
+    flags = []
+    for k, v in sorted((pass_options or {}).items()):
+        k = k.lstrip("-")
+        if v is True:
+            flags.append(f"--{k}")
+        elif v is False or v is None:
+            continue
+        elif isinstance(v, (list, tuple)):
+            flags.append(f"--{k}={','.join(str(x) for x in v)}")
+        else:
+            flags.append(f"--{k}={v}")
+    if isinstance(compile_flags, str):
+        compile_flags = compile_flags.split()
+    flags += [str(f) for f in (compile_flags or [])]
+    return flags
+
+
+def _run_tilec(tilec, source, args, verbose, what="compile"):
+    with tempfile.TemporaryDirectory(prefix="tile-compile-") as tmp:
+        src = pathlib.Path(tmp) / "kernel.mlir"
+        src.write_text(source)
+        out = pathlib.Path(tmp) / "kernel.out"
+        cmd = [tilec, str(src), "-o", str(out), *args]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if verbose:
+            print(f"[tile] {' '.join(cmd)}  ({time.perf_counter() - t0:.2f} s, "
+                  f"exit {proc.returncode})", file=sys.stderr)
+            if proc.stderr:
+                print(proc.stderr, file=sys.stderr, end="")
+        if proc.returncode != 0:
+            raise CompileError(f"tilec failed to {what} the kernel "
+                               f"(exit {proc.returncode}):\n{proc.stderr.strip()}",
+                               proc.stderr, cmd)
+        return out.read_bytes()
+
+
+_num_params_cache = {}
+
+
+def _num_params(tilec, source, target_args):
+    key = hashlib.sha256(source.encode()).hexdigest()
+    if key not in _num_params_cache:
+        meta = json.loads(_run_tilec(tilec, source,
+                                     ["--emit=metadata", *target_args], False))
+        _num_params_cache[key] = len(meta["params"])
+    return _num_params_cache[key]
+
+
+# ---- compile -------------------------------------------------------------------
+
+_dump_done = set()
+
+
+def _dump_ir(tilec, source, args, key, name_hint):
+    """TILE_DUMP_IR=dir: IR after every pass into dir/<name>-<key>/ (also on
+    cache hits: the compile is repeated for the dump only)."""
+    root = os.environ.get("TILE_DUMP_IR")
+    if not root:
+        return
+    dest = pathlib.Path(root) / f"{name_hint}-{key[:12]}"
+    if (str(dest), key) in _dump_done:
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "source.mlir").write_text(source)
+    try:
+        _run_tilec(tilec, source, [*args, "--mlir-print-ir-after-all",
+                                   f"--mlir-print-ir-tree-dir={dest}"],
+                   False, "dump IR of")
+    except CompileError as e:
+        (dest / "error.txt").write_text(e.stderr)
+    _dump_done.add((str(dest), key))
+
+
+def _kernel_name(source):
+    m = re.search(r"func\.func\s+@([\w.$-]+)", source)
+    return m.group(1) if m else "kernel"
+
+
+def compile(source_or_path, out_idx=None, target="auto",
+            execution_backend="auto", pass_options=None, compile_flags=None,
+            verbose=False):
+    """Compiles a tile kernel (MLIR text or a .mlir path) with tilec and
+    loads it. Results are cached in memory and on disk (see tile.cache).
+
+    out_idx: parameter index (or list) of outputs the runtime allocates when
+      the caller omits them (negative indices count from the end).
+    target: 'auto' (cuda when a GPU is visible, else cpu), 'cpu', 'cuda',
+      'hip', 'metal', optionally with ':<chip>' ('cuda:sm_90a').
+    execution_backend: cpu: auto, ffi, native; cuda: auto, ffi, native,
+      nvrtc (not implemented); metal: metal-torch (not implemented).
+    pass_options: dict of tilec options, {'O': 2} -> --O=2 (True -> a bare
+      flag, list -> comma separated).
+    compile_flags: extra tilec arguments (list or a string).
+    """
+    from .kernel import Kernel
+
+    source, path = read_source(source_or_path)
+    kind, chip = resolve_target(target)
+    backend = check_backend(kind, execution_backend)
+    tilec = find_tilec()
+    target_args = [f"--target={kind}"] + ([f"--chip={chip}"] if chip else [])
+    idx = _norm_out_idx(out_idx)
+    if any(i < 0 for i in idx):
+        n = _num_params(tilec, source, target_args)
+        idx = [i + n if i < 0 else i for i in idx]
+        if any(i < 0 for i in idx):
+            raise ValueError(f"tile.compile: out_idx {out_idx} out of range "
+                             f"for a kernel with {n} parameters")
+    args = list(target_args)
+    if idx:
+        args.append(f"--out-idx={','.join(str(i) for i in sorted(set(idx)))}")
+    if backend in ("ffi", "native"):
+        args.append(f"--backend={backend}")
+    args += _flag_list(pass_options, compile_flags)
+
+    from . import __version__, _runtime
+    key_doc = {
+        "source": source, "target": kind,
+        "chip": chip or (f"host:{host_cpu_id()}" if kind == "cpu" else ""),
+        "backend": backend, "args": args, "compiler": compiler_id(tilec),
+        "package": __version__, "runtime": _runtime.version,
+        "abi": _runtime.ABI_VERSION,
+    }
+    key = hashlib.sha256(json.dumps(key_doc, sort_keys=True).encode()).hexdigest()
+    name = _kernel_name(source)
+    _dump_ir(tilec, source, args, key, name)
+
+    use_cache = not cache_disabled()
+    if use_cache:
+        k = memory_cache.get(key)
+        if k is not None:
+            if verbose:
+                print(f"[tile] {name}: memory cache hit {key[:16]}", file=sys.stderr)
+            return k
+    disk = DiskCache()
+    info = {"name": name, "source_path": path, "target": kind, "chip": chip,
+            "tilec_args": args}
+
+    def build():
+        return _run_tilec(tilec, source, args, verbose)
+
+    if not use_cache:
+        bundle = build()
+        return Kernel(bundle, backend, cache_key=key, source_path=path,
+                      compile_args=args)
+
+    with memory_cache.key_lock(key):
+        k = memory_cache.get(key)
+        if k is not None:
+            return k
+        with disk.lock(key):
+            files = disk.load(key)
+            hit = files is not None
+            if not hit:
+                bundle = build()
+                disk.store(key, {BUNDLE: bundle}, info)
+            else:
+                bundle = files[BUNDLE]
+        if verbose:
+            print(f"[tile] {name}: disk cache {'hit' if hit else 'miss'} "
+                  f"{key[:16]} ({disk.entry(key)})", file=sys.stderr)
+        kernel = Kernel(bundle, backend, cache_key=key, source_path=path,
+                        compile_args=args)
+        memory_cache.put(key, kernel)
+        return kernel
+
+
+def load(path, execution_backend="auto"):
+    """Loads a bundle written by Kernel.export / tilec."""
+    from .kernel import Kernel
+    data = pathlib.Path(path).read_bytes()
+    if execution_backend not in ALL_BACKENDS:
+        raise ValueError(f"tile.load: unknown execution_backend "
+                         f"{execution_backend!r} (expected one of: "
+                         f"{', '.join(ALL_BACKENDS)})")
+    if execution_backend in NOT_IMPLEMENTED:
+        raise BackendNotImplementedError(f"tile: {NOT_IMPLEMENTED[execution_backend]}")
+    return Kernel(data, execution_backend, source_path=None)

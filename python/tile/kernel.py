@@ -1,0 +1,125 @@
+"""tile.Kernel: a loaded kernel (the call path is C++: tile._runtime)."""
+
+import json
+import os
+import pathlib
+import tempfile
+
+from . import _runtime
+
+# get_source(kind) -> bundle section
+SOURCE_SECTIONS = {
+    "mlir": "mlir",
+    "llvm": "llvm",
+    "ptx": "ptx",
+    "cuda": "cuda",
+    "metadata": "metadata",
+}
+
+
+class Kernel(_runtime.KernelHandle):
+    """A compiled kernel.
+
+    kernel(*tensors_and_scalars, stream=None) launches it. Tensors are any
+    objects with __dlpack__ (torch, numpy, cupy, jax, ...); out_idx outputs
+    may be omitted (all of them, or each passed as None) and are then
+    allocated in the framework of the first tensor argument and returned.
+    Returns the out_idx outputs (one object or a tuple), None without out_idx.
+    On CUDA the default stream is torch's current stream for torch tensors.
+    """
+
+    def __init__(self, bundle, execution_backend="auto", cache_key=None,
+                 source_path=None, compile_args=None):
+        super().__init__(bytes(bundle), execution_backend)
+        self._bundle = bytes(bundle)
+        self._cache_key = cache_key
+        self._source_path = source_path
+        self._compile_args = list(compile_args or [])
+        self._meta = None
+
+    # ---- information -----------------------------------------------------
+    @property
+    def meta(self):
+        if self._meta is None:
+            self._meta = json.loads(self.metadata)
+        return self._meta
+
+    @property
+    def info(self):
+        """Everything known about the kernel, as a dict."""
+        m = self.meta
+        return {
+            "name": self.name,
+            "target": self.target_kind,
+            "chip": self.target_chip,
+            "backend": self.backend,
+            "params": self.params,
+            "out_idx": self.out_idx,
+            "symbols": m.get("symbols", []),
+            "grid": m.get("grid"),
+            "block": m.get("block"),
+            "shared_bytes": m.get("shared_bytes", 0),
+            "sections": self.sections,
+            "compiler": m.get("compiler"),
+            "cache_key": self._cache_key,
+            "source_path": self._source_path,
+            "compile_args": self._compile_args,
+            "bundle_bytes": len(self._bundle),
+            "metadata": m,
+        }
+
+    def get_source(self, kind="mlir"):
+        """Source text from the bundle: 'mlir' (input IR), 'llvm' (host/device
+        LLVM IR), 'ptx', 'cuda', 'metadata'. Raises ValueError when the bundle
+        has no such section."""
+        section = SOURCE_SECTIONS.get(kind)
+        if section is None:
+            raise ValueError(f"get_source: unknown kind {kind!r} (expected one "
+                             f"of: {', '.join(SOURCE_SECTIONS)})")
+        data = self.section(section)
+        if data is None:
+            raise ValueError(
+                f"kernel '{self.name}' ({self.target_kind}) has no {kind} source: "
+                f"its bundle holds the sections {', '.join(self.sections)}")
+        return data.decode("utf-8", errors="replace")
+
+    def export(self, path):
+        """Writes the bundle (atomically) to path; tile.load(path) reads it."""
+        path = pathlib.Path(path)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self._bundle)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return str(path)
+
+    @property
+    def bundle(self):
+        return self._bundle
+
+    def get_profiler(self, **shapes):
+        """A Profiler whose inputs are generated from the param info (shape
+        symbols given as keyword arguments, e.g. M=1024) or passed to
+        do_bench / run."""
+        from .profiler import Profiler
+        return Profiler(self, **shapes)
+
+    def __repr__(self):
+        return (f"<tile.Kernel {self.name} target={self.target_kind}"
+                f"{':' + self.target_chip if self.target_chip else ''} "
+                f"backend={self.backend}>")
+
+    def __reduce__(self):
+        return (_rebuild, (self._bundle, self.backend, self._cache_key,
+                           self._source_path, self._compile_args))
+
+
+def _rebuild(bundle, backend, key, path, args):
+    return Kernel(bundle, backend, cache_key=key, source_path=path,
+                  compile_args=args)

@@ -1,0 +1,54 @@
+// RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 | FileCheck %s
+// RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-to-nvvm="chip=sm_90a format=none" | FileCheck %s --check-prefix=MERGED
+
+// convert-tile-gemm-to-sm90 builds the Hopper variant next to the tile
+// kernel (which stays for the generic lowering): tensor maps as trailing
+// pointer params, mbarrier pipeline, TMA producer, wgmma consumers.
+
+// CHECK: tile.metadata = "{{.*}}\22variants\22:[{\22block\22:[384,1,1],\22chip\22:\22sm_90a\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22shared_bytes\22:164864,\22tma\22:[{\22box\22:[64,128],\22dtype\22:\22float16\22,{{.*}}\22param\22:0,{{.*}}\22swizzle\22:\22128B\22},{\22box\22:[64,64],{{.*}}\22param\22:1,
+// CHECK: gpu.module @gemm_sm90_module
+// CHECK: gpu.func @gemm_kernel_sm90(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %[[TA:.*]]: !llvm.ptr, %[[TB:.*]]: !llvm.ptr) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: %[[MA:.*]] = builtin.unrealized_conversion_cast %[[TA]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x64xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK: %[[MB:.*]] = builtin.unrealized_conversion_cast %[[TB]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
+// CHECK: %[[EMPTY:.*]] = nvgpu.mbarrier.create
+// CHECK: nvgpu.mbarrier.init %[[FULL]][%{{.*}}], %c1
+// CHECK: nvgpu.mbarrier.init %[[EMPTY]][%{{.*}}], %c2
+// CHECK: nvgpu.tma.prefetch.descriptor %[[MA]]
+// CHECK: gpu.barrier
+// Producer warpgroup (the last one): one thread issues.
+// CHECK: scf.if
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]]
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%{{.*}}], %c32768
+// CHECK: nvgpu.tma.async.load %[[MA]][%{{.*}}, %{{.*}}], %[[FULL]][%{{.*}}] to %{{.*}} : {{.*}} -> memref<128x64xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-2: nvgpu.tma.async.load %[[MB]]
+// Consumer warpgroups.
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<64x128xf32>>
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[FULL]]
+// CHECK: nvgpu.warpgroup.generate.descriptor %{{.*}}, %[[MA]] : memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.warpgroup.generate.descriptor %{{.*}}, %[[MB]] : memref<64x128xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.warpgroup.mma {{.*}} {transposeB} : <tensor = memref<64x64xf16, #gpu.address_space<workgroup>>>, <tensor = memref<64x128xf16, #gpu.address_space<workgroup>>>, <fragmented = vector<64x128xf32>>
+// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: nvgpu.warpgroup.mma.store
+// CHECK: vector.store
+// The tile kernel itself is unchanged.
+// CHECK: func.func @gemm
+// CHECK: tile.pipelined
+// CHECK-NOT: sm90.warp_specialize
+
+// After the whole pipeline both kernels are in one gpu.module.
+// MERGED: gpu.module @gemm_module
+// MERGED-NOT: gpu.module
+// MERGED-DAG: llvm.func @gemm_kernel(
+// MERGED-DAG: llvm.func @gemm_kernel_sm90(
+// MERGED-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// MERGED-DAG: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// MERGED-DAG: nvvm.setmaxregister

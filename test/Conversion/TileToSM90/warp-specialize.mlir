@@ -1,0 +1,133 @@
+// RUN: tile-opt %s -split-input-file --tile-warp-specialize="chip=sm_90a remarks=1" -verify-diagnostics | FileCheck %s
+// RUN: tile-opt %s -split-input-file --tile-warp-specialize="chip=sm_80" | FileCheck %s --check-prefix=SM80
+
+// tile-warp-specialize tags the pipelined GEMM loop with the producer /
+// consumer split: 128 accumulator rows -> 2 consumer warpgroups (wgmma
+// m64) + 1 TMA producer warpgroup = 384 threads; setmaxnreg 40 / 232;
+// the K tile becomes 64 (one 128-byte swizzle row of f16) and the pipeline
+// as deep as shared memory allows (5 x 32 KiB).
+
+// CHECK-LABEL: func.func @gemm
+// CHECK: tile.pipelined
+// CHECK-SAME: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 384 : i64}
+// SM80-LABEL: func.func @gemm
+// SM80-NOT: sm90.warp_specialize
+func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c31 = arith.constant 31 : index
+  %c128 = arith.constant 128 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %kp = arith.addi %K, %c31 : index
+  %nk = arith.divui %kp, %c32 : index
+  tile.launch blocks(%bx, %by) in (%c1, %c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    %m0 = arith.muli %by, %c128 : index
+    %n0 = arith.muli %bx, %c128 : index
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%m0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %n0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%m0, %n0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// 64 rows, bf16, K tile 64, ceildivui trip count over B's K, 256 columns:
+// one consumer warpgroup; 40 + 232 registers; (64+256)*128 B = 40 KiB
+// stages -> 5.
+
+// CHECK-LABEL: func.func @gemm_64x256
+// CHECK: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 1 : i64, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 256 : i64}
+func.func @gemm_64x256(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %K = memref.dim %B, %c0 : memref<?x?xbf16>
+  %nk = arith.ceildivui %K, %c64 : index
+  tile.launch blocks(%bx, %by) in (%c1, %c1) threads(128) {
+    %As = tile.alloc : memref<64x64xbf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<64x256xbf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<64x256xf32, #tile.scope<fragment>>
+    %m0 = arith.muli %by, %c64 : index
+    %n0 = arith.muli %bx, %c256 : index
+    tile.clear %Cf : memref<64x256xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %c64, %k : index
+      tile.copy %B[%k0, %n0] to %Bs : memref<?x?xbf16> to memref<64x256xbf16, #tile.scope<shared>>
+      tile.copy %A[%m0, %k0] to %As : memref<?x?xbf16> to memref<64x64xbf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<64x64xbf16, #tile.scope<shared>>, memref<64x256xbf16, #tile.scope<shared>>, memref<64x256xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%m0, %n0] : memref<64x256xf32, #tile.scope<fragment>> to memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
+// Not specialized (the sm_80 lowering keeps it): the trip count is not
+// ceildiv(K, 32), so the 64-wide hardware K tile could read past it.
+
+// CHECK-LABEL: func.func @partial_k
+// CHECK-NOT: sm90.warp_specialize
+func.func @partial_k(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>, %nk: index) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{not warp-specialized: the trip count must be ceildiv(K, KT) of A's or B's K}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// Not specialized: the loop body does more than copy and multiply.
+
+// CHECK-LABEL: func.func @extra_work
+// CHECK-NOT: sm90.warp_specialize
+func.func @extra_work(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c31 = arith.constant 31 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %kp = arith.addi %K, %c31 : index
+  %nk = arith.divui %kp, %c32 : index
+  %h = arith.constant 0.5 : f16
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{not warp-specialized: the loop body has an op other than index arithmetic, two copies and a gemm: 'tile.fill'}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.fill %Bs, %h : memref<32x128xf16, #tile.scope<shared>>, f16
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}

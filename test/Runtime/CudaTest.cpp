@@ -1,0 +1,494 @@
+//===- CudaTest.cpp - The CUDA device layer, without a GPU ----------------===//
+//
+// Three groups, none needing a GPU:
+//   CudaNoDriver  a host without libcuda.so.1 gets NO_DEVICE with a clear
+//                 message (TILE_CUDA_DRIVER points at a missing file);
+//   CudaPlan      CUDA metadata / bundle checks and the kernelParams plan;
+//   CudaMock      the whole launch path (driver load, primary context,
+//                 cubin vs PTX, dynamic shared memory, kernelParams,
+//                 allocation and deleter, launch errors, both backends,
+//                 tile-run) against a fake driver (fixtures/mock_cuda.c).
+// The driver is a process-wide singleton kept once loaded: under ctest
+// every test runs in its own process; run directly, a test whose driver
+// state was taken by an earlier one skips itself.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaDriver.h"
+#include "Device.h"
+#include "Metadata.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <thread>
+
+using namespace tiletest;
+using namespace tile::rt;
+
+namespace {
+
+struct MockState {
+  int allocs, frees, cubin_loads, ptx_loads, unloads, launches;
+  int pushes, pops, retains;
+  int func_shared_attr;
+  unsigned grid[3], block[3], shared;
+  void *stream;
+  int nparams;
+  int64_t params[64];
+  int fail_launch;
+  char last_function[64];
+};
+
+json cudaAddMeta(const char *chip = "sm_90a") {
+  json m = addMeta();
+  m["target"] = {{"kind", "cuda"}, {"chip", chip}, {"features", "+ptx80"}};
+  m["block"] = {128, 1, 1};
+  m["shared_bytes"] = 16384;
+  m["entry"] = {{"blocks", "add__tile_blocks"},
+                {"native", "add__tile_native"},
+                {"kernel", "add_kernel"}};
+  return m;
+}
+
+std::string fakeCubin() { return std::string("\x7f" "ELF fake cubin add_kernel"); }
+std::string fakePtx() {
+  return ".version 8.0\n.target sm_80\n.visible .entry add_kernel()\n{ ret; }\n";
+}
+
+std::string cudaBundle(const json &meta, bool cubin = true, bool ptx = true,
+                       bool native = true) {
+  std::vector<tile::bundle::Section> s = {{"metadata", meta.dump()}};
+  if (cubin)
+    s.push_back({"cubin", fakeCubin()});
+  if (ptx)
+    s.push_back({"ptx", fakePtx()});
+  if (native)
+    s.push_back({"native.so", readFile(TILE_TEST_ADD_CUDA_SO)});
+  return tile::bundle::write(s);
+}
+
+struct LoadResult {
+  tile_status status;
+  std::string message;
+  tile_kernel_t kernel = nullptr;
+};
+
+LoadResult tryLoad(const std::string &b, const char *backend = "auto") {
+  LoadResult r;
+  r.status = tile_kernel_load_memory(b.data(), b.size(), backend, &r.kernel);
+  if (r.status != TILE_STATUS_OK)
+    r.message = tile_last_error();
+  return r;
+}
+
+/// Points the runtime at the mock driver; nullptr (test skipped by the
+/// caller) if another driver was loaded earlier in this process.
+MockState *useMock() {
+  ::setenv("TILE_CUDA_DRIVER", TILE_TEST_MOCK_CUDA_SO, 1);
+  cuda::Driver *d = nullptr;
+  if (cuda::load(d) != TILE_STATUS_OK)
+    return nullptr;
+  void *h = ::dlopen(TILE_TEST_MOCK_CUDA_SO, RTLD_NOW | RTLD_NOLOAD);
+  if (!h)
+    return nullptr;
+  auto state = reinterpret_cast<MockState *(*)()>(
+      ::dlsym(h, "mock_cuda_state"));
+  ::dlclose(h);
+  return state ? state() : nullptr;
+}
+
+#define USE_MOCK(var)                                                          \
+  MockState *var = useMock();                                                  \
+  if (!var)                                                                    \
+    GTEST_SKIP() << "another CUDA driver is loaded in this process";
+
+/// A float32 "device" tensor of the mock (its device memory is host memory).
+struct DevTensor : HostTensor {
+  explicit DevTensor(std::vector<int64_t> shape, float fill = 0.0f,
+                     int device = 0)
+      : HostTensor(std::move(shape), fill) {
+    t.device = {kDLCUDA, device};
+  }
+};
+
+} // namespace
+
+// ---- no driver --------------------------------------------------------------
+
+TEST(CudaNoDriver, LoadSaysNoDriver) {
+  if (cuda::loadedDriver())
+    GTEST_SKIP() << "a CUDA driver is already loaded in this process";
+  ::setenv("TILE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  LoadResult r = tryLoad(cudaBundle(cudaAddMeta()), "ffi");
+  EXPECT_EQ(r.status, TILE_STATUS_NO_DEVICE);
+  EXPECT_EQ(r.message.rfind("no CUDA driver (/nonexistent/libcuda.so.1 not "
+                            "found",
+                            0),
+            0u)
+      << r.message;
+  r = tryLoad(cudaBundle(cudaAddMeta()), "native");
+  EXPECT_EQ(r.status, TILE_STATUS_NO_DEVICE);
+  // A failed load is not cached: the next attempt tries again.
+  EXPECT_EQ(cuda::loadedDriver(), nullptr);
+  ::unsetenv("TILE_CUDA_DRIVER");
+}
+
+TEST(CudaNoDriver, ToolSaysNoDriver) {
+  std::string dir = ::testing::TempDir() + "/tile-cuda-nodriver";
+  std::system(("mkdir -p " + dir).c_str());
+  std::string path = dir + "/add.tileb";
+  {
+    std::string b = cudaBundle(cudaAddMeta());
+    FILE *f = std::fopen(path.c_str(), "wb");
+    ASSERT_TRUE(f);
+    std::fwrite(b.data(), 1, b.size(), f);
+    std::fclose(f);
+  }
+  std::string cmd = "TILE_CUDA_DRIVER=/nonexistent/libcuda.so.1 " +
+                    std::string(TILE_TEST_TILE_RUN) + " " + path +
+                    " --dims N=10 2>&1";
+  FILE *p = ::popen(cmd.c_str(), "r");
+  ASSERT_TRUE(p);
+  std::string out;
+  char buf[512];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p))
+    out.append(buf, n);
+  int status = ::pclose(p);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+  EXPECT_NE(out.find("NO_DEVICE: no CUDA driver (/nonexistent/libcuda.so.1 "
+                     "not found"),
+            std::string::npos)
+      << out;
+}
+
+// ---- metadata, bundle checks, kernelParams plan ----------------------------
+
+TEST(CudaPlan, Metadata) {
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(cudaAddMeta().dump(), plan, error)) << error;
+  EXPECT_EQ(plan.target, TargetKind::Cuda);
+  EXPECT_EQ(plan.deviceType, kDLCUDA);
+  EXPECT_EQ(plan.targetChip, "sm_90a");
+  EXPECT_EQ(plan.entryKernel, "add_kernel");
+  EXPECT_EQ(plan.block[0], 128);
+  EXPECT_EQ(plan.sharedBytes, 16384);
+}
+
+TEST(CudaPlan, Chips) {
+  int cc;
+  bool a;
+  EXPECT_TRUE(cuda::parseChip("sm_90a", cc, a));
+  EXPECT_EQ(cc, 90);
+  EXPECT_TRUE(a);
+  EXPECT_TRUE(cuda::parseChip("sm_80", cc, a));
+  EXPECT_EQ(cc, 80);
+  EXPECT_FALSE(a);
+  EXPECT_TRUE(cuda::parseChip("sm_100", cc, a));
+  EXPECT_EQ(cc, 100);
+  EXPECT_FALSE(cuda::parseChip("compute_90", cc, a));
+  EXPECT_FALSE(cuda::parseChip("sm_", cc, a));
+  EXPECT_FALSE(cuda::parseChip("sm_90ab", cc, a));
+  EXPECT_TRUE(cuda::cubinRunsOn("sm_90a", 90));
+  EXPECT_FALSE(cuda::cubinRunsOn("sm_90a", 100)); // arch-specific: exact
+  EXPECT_TRUE(cuda::cubinRunsOn("sm_80", 86));    // same major, older minor
+  EXPECT_FALSE(cuda::cubinRunsOn("sm_86", 80));
+  EXPECT_FALSE(cuda::cubinRunsOn("sm_80", 90));   // other major: PTX
+  EXPECT_FALSE(cuda::cubinRunsOn("sm_90", 0));
+}
+
+TEST(CudaPlan, KernelParamsFlattening) {
+  // alpha (f32), X [M, K], n (i32), Y [N]: 1 + (3 + 4) + 1 + (3 + 2) = 14.
+  json m = cudaAddMeta();
+  m["params"] = {
+      {{"name", "alpha"}, {"kind", "scalar"}, {"dtype", "float32"}},
+      {{"name", "X"}, {"kind", "tensor"}, {"dtype", "float16"}, {"rank", 2},
+       {"shape", {-1, -1}}, {"dims", {"M", "K"}}, {"output", false}},
+      {{"name", "n"}, {"kind", "scalar"}, {"dtype", "int32"}},
+      {{"name", "Y"}, {"kind", "tensor"}, {"dtype", "float32"}, {"rank", 1},
+       {"shape", {-1}}, {"dims", {"N"}}, {"output", true}}};
+  m["out_idx"] = {3};
+  m["symbols"] = {"M", "K", "N"};
+  m["grid"] = {{{"sym", "M"}}, {{"const", 1}}, {{"const", 1}}};
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(m.dump(), plan, error)) << error;
+  std::vector<cuda::ParamRef> refs;
+  ASSERT_EQ(cuda::buildParamPlan(plan, refs, error), TILE_STATUS_OK);
+  ASSERT_EQ(refs.size(), 14u);
+
+  float alpha = 0.5f;
+  int32_t n = 7;
+  int64_t x[7] = {0x1000, 0x1000, 0, 3, 4, 4, 1};
+  int64_t y[5] = {0x2000, 0x2000, 0, 9, 1};
+  void *args[4] = {&alpha, x, &n, y};
+  void *kp[14];
+  cuda::flattenParams(refs.data(), refs.size(), args, kp);
+  EXPECT_EQ(kp[0], &alpha);
+  for (int w = 0; w < 7; ++w)
+    EXPECT_EQ(kp[1 + w], &x[w]) << w;
+  EXPECT_EQ(kp[8], &n);
+  for (int w = 0; w < 5; ++w)
+    EXPECT_EQ(kp[9 + w], &y[w]) << w;
+}
+
+TEST(CudaPlan, TooManyKernelParams) {
+  json m = cudaAddMeta();
+  json params = json::array();
+  // 60 rank-8 tensors: 60 * (3 + 16) = 1140 kernel parameters.
+  for (int i = 0; i < 60; ++i)
+    params.push_back({{"name", "t" + std::to_string(i)},
+                      {"kind", "tensor"},
+                      {"dtype", "float32"},
+                      {"rank", 8},
+                      {"shape", std::vector<int64_t>(8, 2)},
+                      {"dims", std::vector<std::string>(8, "")},
+                      {"output", false}});
+  m["params"] = params;
+  m["out_idx"] = json::array();
+  m["symbols"] = json::array();
+  m["grid"] = {{{"const", 1}}, {{"const", 1}}, {{"const", 1}}};
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(m.dump(), plan, error)) << error;
+  std::vector<cuda::ParamRef> refs;
+  EXPECT_EQ(cuda::buildParamPlan(plan, refs, error), TILE_STATUS_BUNDLE_ERROR);
+  EXPECT_EQ(error, "kernel 'add' has 1140 CUDA kernel parameters (at most "
+                   "1024 are supported)");
+}
+
+// Bundle problems are found before the driver is needed.
+TEST(CudaPlan, BadBundles) {
+  LoadResult r = tryLoad(cudaBundle(cudaAddMeta(), false, false));
+  EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+  EXPECT_EQ(r.message, "bundle for target 'cuda' has neither a 'cubin' nor a "
+                       "'ptx' section");
+  r = tryLoad(cudaBundle(cudaAddMeta("gfx90a")));
+  EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+  EXPECT_EQ(r.message, "bundle metadata: target.chip 'gfx90a' is not a CUDA "
+                       "arch (expected e.g. sm_80, sm_90a)");
+  json m = cudaAddMeta();
+  m["entry"].erase("kernel");
+  r = tryLoad(cudaBundle(m));
+  EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+  m = cudaAddMeta();
+  m["block"] = {2048, 1, 1};
+  r = tryLoad(cudaBundle(m));
+  EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+  r = tryLoad(cudaBundle(cudaAddMeta()), "metal-torch");
+  EXPECT_EQ(r.message, "backend 'metal-torch' is not available for target "
+                       "'cuda' (available: auto, ffi, native, nvrtc)");
+}
+
+// ---- the launch path against the mock driver --------------------------------
+
+TEST(CudaMock, BothBackendsComputeAndAllocate) {
+  USE_MOCK(mock);
+  for (const char *backend : {"ffi", "native"}) {
+    SCOPED_TRACE(backend);
+    KernelGuard k(load(cudaBundle(cudaAddMeta()), backend));
+    ASSERT_TRUE(k.k);
+    EXPECT_STREQ(tile_kernel_backend(k), backend);
+    const int64_t n = 1000;
+    DevTensor a({n}), b({n});
+    for (int64_t i = 0; i < n; ++i)
+      a[size_t(i)] = float(i), b[size_t(i)] = 0.5f * float(i);
+    int allocs = mock->allocs, frees = mock->frees;
+    DLManagedTensor *out[1] = {nullptr};
+    tile_outputs outs{out, 1, 0};
+    tile_arg args[2] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl())};
+    void *stream = reinterpret_cast<void *>(0x1234);
+    ASSERT_EQ(tile_kernel_launch(k, args, 2, stream, &outs), TILE_STATUS_OK)
+        << tile_last_error();
+    ASSERT_TRUE(out[0]);
+    EXPECT_EQ(mock->allocs, allocs + 1);
+    const DLTensor &c = out[0]->dl_tensor;
+    EXPECT_EQ(c.device.device_type, kDLCUDA);
+    EXPECT_EQ(c.device.device_id, 0);
+    EXPECT_EQ(c.shape[0], n);
+    const float *cv = static_cast<const float *>(c.data);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(cv[i], 1.5f * float(i)) << i;
+    // Grid, block, shared memory and stream as documented.
+    EXPECT_EQ(mock->grid[0], 16u);
+    EXPECT_EQ(mock->grid[1], 1u);
+    EXPECT_EQ(mock->block[0], 128u);
+    EXPECT_EQ(mock->shared, 16384u);
+    EXPECT_EQ(mock->stream, stream);
+    EXPECT_STREQ(mock->last_function, "add_kernel");
+    // kernelParams: {allocated, aligned, offset, size, stride} x 3.
+    EXPECT_EQ(mock->params[0], int64_t(reinterpret_cast<intptr_t>(a.t.data)));
+    EXPECT_EQ(mock->params[1], int64_t(reinterpret_cast<intptr_t>(a.t.data)));
+    EXPECT_EQ(mock->params[2], 0);
+    EXPECT_EQ(mock->params[3], n);
+    EXPECT_EQ(mock->params[4], 1);
+    EXPECT_EQ(mock->params[11], int64_t(reinterpret_cast<intptr_t>(c.data)));
+    out[0]->deleter(out[0]);
+    EXPECT_EQ(mock->frees, frees + 1);
+    EXPECT_EQ(mock->pushes, mock->pops);
+  }
+}
+
+TEST(CudaMock, ModuleLoadedOncePerDevice) {
+  USE_MOCK(mock);
+  const int cubins = mock->cubin_loads, ptxs = mock->ptx_loads;
+  KernelGuard k(load(cudaBundle(cudaAddMeta()), "ffi"));
+  ASSERT_TRUE(k.k);
+  EXPECT_EQ(mock->cubin_loads + mock->ptx_loads, cubins + ptxs); // lazily
+  DevTensor a({100}, 1.0f), b({100}, 2.0f), c({100});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i)
+        if (tile_kernel_launch(k, args, 3, nullptr, nullptr) != TILE_STATUS_OK)
+          ++failures;
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mock->cubin_loads, cubins + 1);
+  EXPECT_EQ(mock->ptx_loads, ptxs);
+  EXPECT_EQ(c[99], 3.0f);
+}
+
+TEST(CudaMock, PtxWhenTheCubinDoesNotFit) {
+  USE_MOCK(mock);
+  const int cubins = mock->cubin_loads, ptxs = mock->ptx_loads,
+            unloads = mock->unloads;
+  DevTensor a({10}, 1.0f), b({10}, 2.0f), c({10});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  // An sm_80 cubin on the (mock) sm_90 device: JIT the PTX.
+  {
+    KernelGuard k(load(cudaBundle(cudaAddMeta("sm_80")), "ffi"));
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_OK);
+    EXPECT_EQ(mock->ptx_loads, ptxs + 1);
+    EXPECT_EQ(mock->cubin_loads, cubins);
+  }
+  EXPECT_EQ(mock->unloads, unloads + 1); // released with the kernel
+  // The driver refuses the cubin: fall back to the PTX.
+  ::setenv("MOCK_CUDA_NO_BINARY", "1", 1);
+  {
+    KernelGuard k(load(cudaBundle(cudaAddMeta()), "ffi"));
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_OK);
+    EXPECT_EQ(mock->ptx_loads, ptxs + 2);
+  }
+  ::unsetenv("MOCK_CUDA_NO_BINARY");
+  // No PTX and no usable cubin: a clear error at launch.
+  {
+    KernelGuard k(load(cudaBundle(cudaAddMeta("sm_80"), true, false), "ffi"));
+    EXPECT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_LAUNCH_FAILED);
+    EXPECT_STREQ(tile_last_error(),
+                 "kernel 'add' was compiled for sm_80, which does not run on "
+                 "CUDA device 0 (sm_90), and the bundle has no 'ptx' section "
+                 "to JIT-compile");
+  }
+}
+
+TEST(CudaMock, LargeSharedMemory) {
+  USE_MOCK(mock);
+  json m = cudaAddMeta();
+  m["shared_bytes"] = 200000;
+  KernelGuard k(load(cudaBundle(m), "ffi"));
+  DevTensor a({10}, 1.0f), b({10}, 2.0f), c({10});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_EQ(mock->func_shared_attr, 200000);
+  EXPECT_EQ(mock->shared, 200000u);
+  m["shared_bytes"] = 300000; // above the device's opt-in limit
+  KernelGuard k2(load(cudaBundle(m), "ffi"));
+  EXPECT_EQ(tile_kernel_launch(k2, args, 3, nullptr, nullptr),
+            TILE_STATUS_LAUNCH_FAILED);
+  EXPECT_STREQ(tile_last_error(),
+               "kernel 'add' needs 300000 bytes of shared memory, but CUDA "
+               "device 0 (sm_90) allows 232448 per block");
+}
+
+TEST(CudaMock, LaunchErrors) {
+  USE_MOCK(mock);
+  for (const char *backend : {"ffi", "native"}) {
+    SCOPED_TRACE(backend);
+    KernelGuard k(load(cudaBundle(cudaAddMeta()), backend));
+    DevTensor a({10}, 1.0f), b({10}, 2.0f);
+    DLManagedTensor *out[1] = {nullptr};
+    tile_outputs outs{out, 1, 0};
+    tile_arg args[2] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl())};
+    int frees = mock->frees;
+    mock->fail_launch = 700;
+    EXPECT_EQ(tile_kernel_launch(k, args, 2, nullptr, &outs),
+              TILE_STATUS_LAUNCH_FAILED);
+    EXPECT_STREQ(tile_last_error(),
+                 "kernel 'add': cuLaunchKernel failed: "
+                 "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was "
+                 "encountered) (grid [1, 1, 1], block [128, 1, 1], 16384 "
+                 "bytes of dynamic shared memory)");
+    EXPECT_EQ(out[0], nullptr);
+    EXPECT_EQ(mock->frees, frees + 1); // the allocated output was freed
+
+    // Same argument-check messages as on CPU.
+    HostTensor cpu({10});
+    tile_arg bad[2] = {tile_arg_tensor(cpu.dl()), tile_arg_tensor(b.dl())};
+    EXPECT_EQ(tile_kernel_launch(k, bad, 2, nullptr, &outs),
+              TILE_STATUS_INVALID_ARGUMENT);
+    EXPECT_STREQ(tile_last_error(),
+                 "argument 'A' (#0): expected a cuda tensor, got a cpu tensor");
+    DevTensor other({10}, 0.0f, 1);
+    tile_arg mixed[2] = {tile_arg_tensor(a.dl()), tile_arg_tensor(other.dl())};
+    EXPECT_EQ(tile_kernel_launch(k, mixed, 2, nullptr, &outs),
+              TILE_STATUS_INVALID_ARGUMENT);
+    EXPECT_STREQ(tile_last_error(),
+                 "argument 'B' (#1): is on device 1, but the first tensor "
+                 "argument is on device 0");
+    // A device the driver does not have.
+    DevTensor a3({10}, 0.0f, 3), b3({10}, 0.0f, 3), c3({10}, 0.0f, 3);
+    tile_arg far[3] = {tile_arg_tensor(a3.dl()), tile_arg_tensor(b3.dl()),
+                       tile_arg_tensor(c3.dl())};
+    EXPECT_EQ(tile_kernel_launch(k, far, 3, nullptr, nullptr),
+              TILE_STATUS_LAUNCH_FAILED);
+    EXPECT_STREQ(tile_last_error(), "kernel 'add': CUDA device 3 does not "
+                                    "exist (the driver sees 1)");
+  }
+}
+
+TEST(CudaMock, ToolRunsAndComparesBackends) {
+  std::string dir = ::testing::TempDir() + "/tile-cuda-mock-tool";
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  std::string path = dir + "/add.tileb";
+  {
+    std::string b = cudaBundle(cudaAddMeta());
+    FILE *f = std::fopen(path.c_str(), "wb");
+    ASSERT_TRUE(f);
+    std::fwrite(b.data(), 1, b.size(), f);
+    std::fclose(f);
+  }
+  std::string cmd = "TILE_CUDA_DRIVER=" + std::string(TILE_TEST_MOCK_CUDA_SO) +
+                    " " + TILE_TEST_TILE_RUN + " " + path +
+                    " --dims N=300 -n 3 --compare-backends ffi,native "
+                    "--save-outputs " + dir + "/out 2>&1";
+  FILE *p = ::popen(cmd.c_str(), "r");
+  ASSERT_TRUE(p);
+  std::string out;
+  char buf[512];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p))
+    out.append(buf, n);
+  int status = ::pclose(p);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("add [ffi, cuda:0]: 3 runs"), std::string::npos) << out;
+  EXPECT_NE(out.find("add [native, cuda:0]: 3 runs"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("backends agree"), std::string::npos) << out;
+  EXPECT_NE(out.find("C.npy [300]"), std::string::npos) << out;
+  std::system(("rm -rf " + dir).c_str());
+}
