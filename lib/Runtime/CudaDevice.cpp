@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
+#include "CudaVariants.h"
 #include "Device.h"
 
 #include <cstdio>
@@ -68,16 +69,17 @@ struct Loaded {
   CUcontext ctx = nullptr;
   CUmodule module = nullptr;
   CUfunction fn = nullptr;
+  std::unique_ptr<VariantLauncher> variant; // sm_90a TMA kernel, if usable
 };
 
 class CudaModule final : public DeviceModule {
 public:
   CudaModule(const KernelPlan &plan, Driver *drv, std::string_view cubin,
              std::string_view ptx, std::string_view nativeSo,
-             std::vector<ParamRef> params)
+             std::vector<ParamRef> params, std::vector<VariantSpec> variants)
       : drv_(drv), name_(plan.name), chip_(plan.targetChip),
         entry_(plan.entryKernel), cubin_(cubin), nativeSo_(nativeSo),
-        params_(std::move(params)),
+        params_(std::move(params)), variants_(std::move(variants)),
         slots_(new std::atomic<Loaded *>[size_t(drv->deviceCount)]) {
     if (!ptx.empty()) {
       ptx_.assign(ptx.data(), ptx.size());
@@ -136,6 +138,9 @@ public:
       return fail(TILE_STATUS_LAUNCH_FAILED,
                   "kernel '" + name_ + "': cannot make the context of CUDA "
                   "device " + str(device) + " current");
+    if (l->variant)
+      if (tile_status st; runVariant(*l, args, kp, gx, gy, gz, stream, st))
+        return st;
     CUresult r = drv_->api.cuLaunchKernel(
         l->fn, unsigned(gx), unsigned(gy), unsigned(gz), block_[0], block_[1],
         block_[2], shared_, static_cast<CUstream>(stream), kp, nullptr);
@@ -272,7 +277,12 @@ private:
                                          entry_ + "' (" + errorText(r) + ")");
       return false;
     }
-    if (shared_ > 48 * 1024) {
+    // Always opt in to the kernel's dynamic shared memory (once per module
+    // load): the default limit is 48 KiB *including* static shared memory,
+    // and the NVPTX backend emits the dynamic-shared symbol as a 1-byte
+    // static .shared variable, so exactly 48 KiB of dynamic memory already
+    // needs the attribute.
+    if (shared_ > 0) {
       int optin = drv_->maxSharedOptin(device);
       if (optin > 0 && shared_ > unsigned(optin)) {
         a.cuModuleUnload(l.module);
@@ -295,6 +305,65 @@ private:
     if (const char *v = std::getenv("TILE_CUDA_VERBOSE"); v && *v)
       std::fprintf(stderr, "tile: kernel '%s' (%s) loaded on %s from %s\n",
                    name_.c_str(), chip_.c_str(), where.c_str(), how);
+    attachVariant(l, device, cc, std::string(how) == "cubin");
+    return true;
+  }
+
+  // ---- kernel variants (CudaVariants.h) -----------------------------------
+
+  /// Sets l.variant when one of the metadata's variants can run here.
+  void attachVariant(Loaded &l, int32_t device, int cc, bool fromCubin) const {
+    std::string why;
+    l.variant =
+        VariantLauncher::create(drv_, variants_, params_.size(), l.module,
+                                l.ctx, device, cc, fromCubin, why);
+    const char *v = std::getenv("TILE_CUDA_VERBOSE");
+    if (!v || !*v || variants_.empty())
+      return;
+    if (l.variant)
+      std::fprintf(stderr, "tile: kernel '%s': variant %s (%s) enabled\n",
+                   name_.c_str(), l.variant->spec().kernel.c_str(),
+                   l.variant->spec().kind.c_str());
+    else
+      std::fprintf(stderr, "tile: kernel '%s': variants not used: %s\n",
+                   name_.c_str(), why.c_str());
+  }
+
+  /// Launches the variant when its tensor maps can be made for `args`:
+  /// true with `st` set; false to launch entry.kernel instead. kp holds the
+  /// flattened params; the map pointers are appended.
+  bool runVariant(const Loaded &l, void **args, void **kp, int64_t gx,
+                  int64_t gy, int64_t gz, void *stream, tile_status &st) const {
+    VariantLauncher &vl = *l.variant;
+    CUdeviceptr maps[8];
+    std::string why;
+    std::unique_lock<std::mutex> lock; // the map cache, until enqueued
+    if (!vl.prepare(args, static_cast<CUstream>(stream), maps, why, lock)) {
+      const char *v = std::getenv("TILE_CUDA_VERBOSE");
+      if (v && *v)
+        std::fprintf(stderr,
+                     "tile: kernel '%s': launching %s instead of %s: "
+                     "%s\n",
+                     name_.c_str(), entry_.c_str(), vl.spec().kernel.c_str(),
+                     why.c_str());
+      return false;
+    }
+    for (size_t i = 0; i < vl.numMaps(); ++i)
+      kp[params_.size() + i] = &maps[i];
+    const VariantSpec &s = vl.spec();
+    CUresult r = drv_->api.cuLaunchKernel(
+        vl.function(), unsigned(gx), unsigned(gy), unsigned(gz), s.block[0],
+        s.block[1], s.block[2], s.sharedBytes, static_cast<CUstream>(stream),
+        kp, nullptr);
+    lock.unlock();
+    st = TILE_STATUS_OK;
+    if (r != kSuccess)
+      st = fail(TILE_STATUS_LAUNCH_FAILED,
+                "kernel '" + name_ + "': cuLaunchKernel of " + s.kernel +
+                    " failed: " + errorText(r) + " (grid [" + str(gx) + ", " +
+                    str(gy) + ", " + str(gz) + "], block [" + str(s.block[0]) +
+                    ", " + str(s.block[1]) + ", " + str(s.block[2]) + "], " +
+                    str(s.sharedBytes) + " bytes of dynamic shared memory)");
     return true;
   }
 
@@ -303,6 +372,7 @@ private:
   std::string_view cubin_, nativeSo_;
   std::string ptx_;
   std::vector<ParamRef> params_;
+  std::vector<VariantSpec> variants_;
   unsigned block_[3] = {1, 1, 1};
   unsigned shared_ = 0;
   std::unique_ptr<std::atomic<Loaded *>[]> slots_;
@@ -347,6 +417,9 @@ tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
   std::string error;
   if (tile_status st = buildParamPlan(plan, params, error))
     return fail(st, error);
+  std::vector<VariantSpec> variants;
+  if (!parseVariants(plan, variants, error))
+    return fail(TILE_STATUS_BUNDLE_ERROR, error);
 
   Driver *drv = nullptr;
   if (tile_status st = load(drv))
@@ -354,7 +427,8 @@ tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
   out = std::make_unique<CudaModule>(
       plan, drv, cubin ? cubin->bytes() : std::string_view(),
       ptx ? ptx->bytes() : std::string_view(),
-      native ? native->bytes() : std::string_view(), std::move(params));
+      native ? native->bytes() : std::string_view(), std::move(params),
+      std::move(variants));
   return TILE_STATUS_OK;
 }
 

@@ -87,6 +87,7 @@ tile_status load(Driver *&out) {
   sym(a.cuMemFree, "cuMemFree_v2");
   sym(a.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   sym(a.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  sym(a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   sym(a.cuMemsetD8, "cuMemsetD8_v2");
   sym(a.cuStreamSynchronize, "cuStreamSynchronize");
   sym(a.cuEventCreate, "cuEventCreate");
@@ -94,6 +95,8 @@ tile_status load(Driver *&out) {
   sym(a.cuEventRecord, "cuEventRecord");
   sym(a.cuEventSynchronize, "cuEventSynchronize");
   sym(a.cuEventElapsedTime, "cuEventElapsedTime");
+  // Optional entry points: absent on older drivers, not an error.
+  a.cuTensorMapEncodeTiled = ::dlsym(h, "cuTensorMapEncodeTiled");
   if (!missing.empty()) {
     ::dlclose(h);
     delete d;

@@ -12,7 +12,9 @@
 //                      tests set it to a missing file to simulate a host
 //                      without a driver.
 //   TILE_CUDA_VERBOSE  when set, module loads are reported on stderr
-//                      (which image was used: cubin or PTX JIT).
+//                      (which image was used: cubin or PTX JIT), and
+//                      whether a kernel variant is used (CudaVariants.h).
+//   TILE_DISABLE_VARIANTS=1  always launch entry.kernel (CudaVariants.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_CUDADRIVER_H
@@ -96,6 +98,7 @@ struct Api {
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuEventCreate)(CUevent *, unsigned);
@@ -103,6 +106,10 @@ struct Api {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  // Optional (nullptr when the driver lacks it; CUDA 12.0+ exports it):
+  // cuTensorMapEncodeTiled, typed as CudaTensorMap.h's EncodeTiledFn (the
+  // sm_90a TMA kernel variants, CudaVariants.cpp).
+  void *cuTensorMapEncodeTiled;
 };
 
 /// "CUDA_ERROR_INVALID_VALUE (invalid argument)", or "CUresult N" when the

@@ -7,13 +7,16 @@
 //   CudaMock      the whole launch path (driver load, primary context,
 //                 cubin vs PTX, dynamic shared memory, kernelParams,
 //                 allocation and deleter, launch errors, both backends,
-//                 tile-run) against a fake driver (fixtures/mock_cuda.c).
+//                 tile-run, the sm_90a TMA variants and their tensor-map
+//                 cache) against a fake driver (fixtures/mock_cuda.c).
 // The driver is a process-wide singleton kept once loaded: under ctest
 // every test runs in its own process; run directly, a test whose driver
 // state was taken by an earlier one skips itself.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
+#include "CudaTensorMap.h"
+#include "CudaVariants.h"
 #include "Device.h"
 #include "Metadata.h"
 #include "TestUtil.h"
@@ -41,6 +44,11 @@ struct MockState {
   int64_t params[64];
   int fail_launch;
   char last_function[64];
+  int encodes, htod_async, ctx_syncs;
+  int enc_type, enc_rank, enc_swizzle, enc_l2, enc_oob, enc_interleave;
+  uint64_t enc_dims[5], enc_strides[4];
+  uint32_t enc_box[5];
+  void *enc_address;
 };
 
 json cudaAddMeta(const char *chip = "sm_90a") {
@@ -491,4 +499,295 @@ TEST(CudaMock, ToolRunsAndComparesBackends) {
   EXPECT_NE(out.find("backends agree"), std::string::npos) << out;
   EXPECT_NE(out.find("C.npy [300]"), std::string::npos) << out;
   std::system(("rm -rf " + dir).c_str());
+}
+
+// ---- sm_90a kernel variants (CudaVariants.h)
+// ---------------------------------
+
+namespace {
+
+json tmaEntry(int param, const char *dtype, std::vector<int> box) {
+  json e = {{"param", param},         {"dtype", dtype},
+            {"rank", box.size()},     {"box", box},
+            {"interleave", "none"},   {"swizzle", "128B"},
+            {"l2_promotion", "256B"}, {"oob_fill", "zero"}};
+  std::vector<int> ones(box.size(), 1);
+  e["element_strides"] = ones;
+  return e;
+}
+
+/// The add fixture with an "sm90_tma_wgmma" variant: maps of A and B.
+json cudaAddVariantMeta(const char *chip = "sm_90a") {
+  json m = cudaAddMeta(chip);
+  m["variants"] = {
+      {{"kind", "sm90_tma_wgmma"},
+       {"chip", "sm_90a"},
+       {"kernel", "add_kernel_sm90"},
+       {"block", {384, 1, 1}},
+       {"shared_bytes", 200000},
+       {"tma", {tmaEntry(0, "float32", {32}), tmaEntry(1, "float32", {32})}}}};
+  return m;
+}
+
+/// A 2-D float32 "mm" kernel (ffi only, the mock computes nothing) with a
+/// variant mapping A (M x K) and B (K x N).
+json cudaMmVariantMeta() {
+  json m = mmMeta();
+  m["target"] = {{"kind", "cuda"}, {"chip", "sm_90a"}, {"features", "+ptx80"}};
+  m["block"] = {128, 1, 1};
+  m["shared_bytes"] = 0;
+  m["entry"] = {{"blocks", "mm__tile_blocks"}, {"kernel", "mm_kernel"}};
+  m["variants"] = {
+      {{"kind", "sm90_tma_wgmma"},
+       {"chip", "sm_90a"},
+       {"kernel", "mm_kernel_sm90"},
+       {"block", {384, 1, 1}},
+       {"shared_bytes", 1024},
+       {"tma",
+        {tmaEntry(0, "float32", {32, 16}), tmaEntry(1, "float32", {32, 16})}}}};
+  return m;
+}
+
+/// The 128-byte map at device (= host, in the mock) address `p`.
+const uint64_t *mapAt(int64_t p) {
+  return reinterpret_cast<const uint64_t *>(static_cast<intptr_t>(p));
+}
+
+} // namespace
+
+TEST(CudaVariants, ParseAndCheck) {
+  KernelPlan plan;
+  std::string error;
+  json m = cudaAddVariantMeta();
+  const std::string text = m.dump();
+  ASSERT_TRUE(parseMetadata(text, plan, error)) << error;
+  std::vector<cuda::VariantSpec> vs;
+  ASSERT_TRUE(cuda::parseVariants(plan, vs, error)) << error;
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(vs[0].kernel, "add_kernel_sm90");
+  EXPECT_EQ(vs[0].block[0], 384u);
+  EXPECT_EQ(vs[0].sharedBytes, 200000u);
+  ASSERT_EQ(vs[0].tma.size(), 2u);
+  EXPECT_EQ(vs[0].tma[1].param, 1);
+  EXPECT_EQ(vs[0].tma[1].dataType, cuda::kTensorMapFloat32);
+  EXPECT_EQ(vs[0].tma[1].box[0], 32u);
+  EXPECT_EQ(vs[0].tma[1].swizzle, cuda::kSwizzle128B);
+  // Unknown kinds are ignored; a malformed known one is a bundle error.
+  m["variants"][0]["kind"] = "future_kind";
+  plan.metadataText = m.dump();
+  ASSERT_TRUE(cuda::parseVariants(plan, vs, error));
+  EXPECT_TRUE(vs.empty());
+  m = cudaAddVariantMeta();
+  m["variants"][0]["tma"][1]["dtype"] = "float16";
+  plan.metadataText = m.dump();
+  EXPECT_FALSE(cuda::parseVariants(plan, vs, error));
+  EXPECT_EQ(error, "bundle metadata: variants[0].tma[1].dtype 'float16' is "
+                   "not a tensor map type of the param's dtype 'float32'");
+  // The per-tensor checks (generic kernel when they fail).
+  cuda::TmaSpec t;
+  t.dataType = cuda::kTensorMapFloat16;
+  t.elementBytes = 2;
+  t.rank = 2;
+  t.box[0] = 64, t.box[1] = 128;
+  alignas(16) static char buf[64];
+  int64_t ok[2] = {100, 64}, oddPitch[2] = {100, 60}, zero[2] = {0, 64};
+  EXPECT_EQ(cuda::checkTensorMap(t, buf, ok), "");
+  EXPECT_EQ(cuda::checkTensorMap(t, buf, oddPitch),
+            "tensor pitch of dim 0 (120 bytes) is not a multiple of 16 bytes");
+  EXPECT_EQ(cuda::checkTensorMap(t, buf, zero),
+            "tensor dim 0 is 0 or too large for a tensor map");
+  EXPECT_EQ(cuda::checkTensorMap(t, buf + 8, ok),
+            "tensor data is not 16-byte aligned");
+}
+
+TEST(CudaMock, VariantOnSm90CubinBothBackends) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  for (const char *backend : {"ffi", "native"}) {
+    SCOPED_TRACE(backend);
+    KernelGuard k(load(cudaBundle(cudaAddVariantMeta()), backend));
+    ASSERT_TRUE(k.k);
+    const int64_t n = 1000;
+    DevTensor a({n}), b({n}), c({n});
+    for (int64_t i = 0; i < n; ++i)
+      a[size_t(i)] = float(i), b[size_t(i)] = 2.0f;
+    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                        tile_arg_tensor(c.dl())};
+    const int encodes = mock->encodes, copies = mock->htod_async,
+              allocs = mock->allocs;
+    void *stream = reinterpret_cast<void *>(0x77);
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, stream, nullptr), TILE_STATUS_OK)
+        << tile_last_error();
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+    EXPECT_EQ(mock->block[0], 384u);
+    EXPECT_EQ(mock->shared, 200000u);
+    EXPECT_EQ(mock->func_shared_attr, 200000);
+    EXPECT_EQ(mock->stream, stream);
+    EXPECT_EQ(c[999], 1001.0f);
+    EXPECT_EQ(mock->encodes, encodes + 2);
+    EXPECT_EQ(mock->htod_async, copies + 2);
+    EXPECT_EQ(mock->allocs, allocs + 1); // the map cache, once
+    EXPECT_EQ(mock->enc_type, cuda::kTensorMapFloat32);
+    EXPECT_EQ(mock->enc_rank, 1);
+    EXPECT_EQ(mock->enc_dims[0], uint64_t(n));
+    EXPECT_EQ(mock->enc_box[0], 32u);
+    EXPECT_EQ(mock->enc_swizzle, cuda::kSwizzle128B);
+    EXPECT_EQ(mock->enc_l2, cuda::kL2Promotion256B);
+    EXPECT_EQ(mock->enc_oob, cuda::kOobFillZero);
+    // Two trailing params: device pointers to A's and B's maps, 64-aligned.
+    ASSERT_EQ(mock->nparams, 17);
+    EXPECT_EQ(mock->params[15] % 64, 0);
+    EXPECT_EQ(mapAt(mock->params[15])[0],
+              uint64_t(reinterpret_cast<uintptr_t>(a.t.data)));
+    EXPECT_EQ(mapAt(mock->params[15])[1], uint64_t(n));
+    EXPECT_EQ(mapAt(mock->params[16])[0],
+              uint64_t(reinterpret_cast<uintptr_t>(b.t.data)));
+    // Same tensors again, from several threads: no encode, no copy.
+    const int64_t mapA = mock->params[15];
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&] {
+        for (int i = 0; i < 25; ++i)
+          if (tile_kernel_launch(k, args, 3, stream, nullptr) != TILE_STATUS_OK)
+            ++failures;
+      });
+    for (auto &t : threads)
+      t.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(mock->encodes, encodes + 2);
+    EXPECT_EQ(mock->htod_async, copies + 2);
+    EXPECT_EQ(mock->params[15], mapA);
+    // A new B: one encode (A's map is reused).
+    DevTensor b2({n}, 5.0f);
+    args[1] = tile_arg_tensor(b2.dl());
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, stream, nullptr), TILE_STATUS_OK);
+    EXPECT_EQ(mock->encodes, encodes + 3);
+    EXPECT_EQ(mock->params[15], mapA);
+    EXPECT_EQ(c[10], 15.0f);
+    // Not 16-byte aligned data (A from element 1): the generic kernel.
+    DevTensor big({n + 1}, 1.0f);
+    big.t.shape[0] = n;
+    big.t.byte_offset = 4;
+    args[0] = tile_arg_tensor(big.dl());
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, stream, nullptr), TILE_STATUS_OK);
+    EXPECT_STREQ(mock->last_function, "add_kernel");
+    EXPECT_EQ(mock->block[0], 128u);
+    EXPECT_EQ(mock->shared, 16384u);
+    EXPECT_EQ(c[10], 6.0f);
+  }
+  EXPECT_EQ(mock->pushes, mock->pops);
+}
+
+TEST(CudaMock, VariantCacheIsBounded) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  KernelGuard k(load(cudaBundle(cudaAddVariantMeta()), "ffi"));
+  const int allocs = mock->allocs, frees = mock->frees, encodes = mock->encodes,
+            syncs = mock->ctx_syncs;
+  // 40 launches with fresh A and B: 80 maps through 64 cache slots.
+  std::vector<std::unique_ptr<DevTensor>> keep;
+  for (int i = 0; i < 40; ++i) {
+    keep.push_back(
+        std::make_unique<DevTensor>(std::vector<int64_t>{64}, float(i)));
+    keep.push_back(std::make_unique<DevTensor>(std::vector<int64_t>{64}, 1.0f));
+    DevTensor c({64});
+    tile_arg args[3] = {tile_arg_tensor(keep[keep.size() - 2]->dl()),
+                        tile_arg_tensor(keep.back()->dl()),
+                        tile_arg_tensor(c.dl())};
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+    EXPECT_EQ(c[63], float(i) + 1.0f);
+  }
+  EXPECT_EQ(mock->encodes, encodes + 80);
+  EXPECT_EQ(mock->allocs, allocs + 1);
+  EXPECT_EQ(mock->ctx_syncs, syncs + 16); // each replacement waits first
+  k.k = (tile_kernel_release(k.k), nullptr);
+  EXPECT_EQ(mock->frees, frees + 1); // the cache is freed with the kernel
+}
+
+TEST(CudaMock, VariantNeedsCubinAndNoOptOut) {
+  USE_MOCK(mock);
+  DevTensor a({100}, 1.0f), b({100}, 2.0f), c({100});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  // The driver refuses the cubin: PTX JIT, generic kernel.
+  ::setenv("MOCK_CUDA_NO_BINARY", "1", 1);
+  {
+    KernelGuard k(load(cudaBundle(cudaAddVariantMeta()), "ffi"));
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
+    EXPECT_STREQ(mock->last_function, "add_kernel");
+  }
+  ::unsetenv("MOCK_CUDA_NO_BINARY");
+  // TILE_DISABLE_VARIANTS=1: generic kernel, nothing encoded.
+  ::setenv("TILE_DISABLE_VARIANTS", "1", 1);
+  for (const char *backend : {"ffi", "native"}) {
+    const int encodes = mock->encodes;
+    KernelGuard k(load(cudaBundle(cudaAddVariantMeta()), backend));
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
+    EXPECT_STREQ(mock->last_function, "add_kernel");
+    EXPECT_EQ(mock->block[0], 128u);
+    EXPECT_EQ(mock->encodes, encodes);
+  }
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  {
+    KernelGuard k(load(cudaBundle(cudaAddVariantMeta()), "ffi"));
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+    EXPECT_EQ(c[99], 3.0f);
+  }
+}
+
+TEST(CudaMock, VariantNeedsAlignedPitch) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  KernelGuard k(
+      load(cudaBundle(cudaMmVariantMeta(), true, true, false), "ffi"));
+  ASSERT_TRUE(k.k);
+  for (int64_t K : {8, 5}) {
+    SCOPED_TRACE(K);
+    DevTensor a({16, K}), b({K, 24}), c({16, 24});
+    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                        tile_arg_tensor(c.dl())};
+    const int encodes = mock->encodes;
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK)
+        << tile_last_error();
+    if (K == 8) { // pitches 32 and 96 bytes: both mapped
+      EXPECT_STREQ(mock->last_function, "mm_kernel_sm90");
+      EXPECT_EQ(mock->encodes, encodes + 2);
+      EXPECT_EQ(mock->enc_rank, 2);
+      EXPECT_EQ(mock->enc_dims[0], 24u); // B: innermost (N) first
+      EXPECT_EQ(mock->enc_dims[1], uint64_t(K));
+      EXPECT_EQ(mock->enc_strides[0], 96u);
+      EXPECT_EQ(mock->enc_box[0], 32u);
+      EXPECT_EQ(mock->enc_box[1], 16u);
+    } else { // A's pitch is 20 bytes: generic kernel, nothing encoded
+      EXPECT_STREQ(mock->last_function, "mm_kernel");
+      EXPECT_EQ(mock->encodes, encodes);
+      EXPECT_EQ(mock->block[0], 128u);
+    }
+  }
+}
+
+// Last in this file: run in a shared process it would make the (cached)
+// mock device 8.6 for the tests after it; under ctest it runs alone.
+TEST(CudaMock, VariantNotOnSm8x) {
+  ::setenv("MOCK_CUDA_CC", "86", 1);
+  USE_MOCK(mock);
+  cuda::Driver *d = nullptr;
+  ASSERT_EQ(cuda::load(d), TILE_STATUS_OK);
+  const int cc = d->computeCapability(0); // the mock reads MOCK_CUDA_CC
+  ::unsetenv("MOCK_CUDA_CC");
+  if (cc != 86)
+    GTEST_SKIP() << "the mock device was set up earlier in this process";
+  // An sm_80 bundle whose metadata (wrongly) lists the variant: the cubin
+  // runs on 8.6, the variant does not.
+  KernelGuard k(load(cudaBundle(cudaAddVariantMeta("sm_80")), "ffi"));
+  DevTensor a({100}, 1.0f), b({100}, 2.0f), c({100});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  const int encodes = mock->encodes;
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
+  EXPECT_STREQ(mock->last_function, "add_kernel");
+  EXPECT_EQ(mock->encodes, encodes);
 }

@@ -21,6 +21,21 @@ offset, sizes, strides; dynamic shared memory = metadata shared_bytes).
 
 `gemm.py --print-metadata BUNDLE` prints a bundle's metadata JSON (no GPU
 needed; used by make_kernels.py).
+
+Hopper mode (sm_90a bundles: generic kernel + TMA/wgmma variant):
+
+    utils/bench/make_kernels.py --hopper          # -> .hopper/bench/*.tileb, hopper.json
+    python3 utils/bench/gemm.py --hopper .hopper/bench [--out DIR] [--quick]
+
+runs OUR kernels through OUR runtime (the `tile` package, else the runtime's
+C API through ctypes: libtile_runtime.so from $TILE_RUNTIME_LIB), so the
+runtime picks the variant (docs/bundle.md "Kernel variants"), next to
+torch.matmul (cuBLAS) and Triton, bf16 and fp16: every kernel is checked
+against torch.matmul in float32 (max |err| / max |ref|) on tail shapes and
+on every timed shape before timing; the table gives TFLOP/s and the ratios
+to cuBLAS and Triton. TILE_DISABLE_VARIANTS=1 at a kernel's first launch
+gives the generic (mma.sync) kernel of the same bundle, timed at 4096^3
+for reference.
 """
 import argparse, json, os, struct, sys, time, traceback, zlib
 
@@ -199,6 +214,237 @@ CHECK_SHAPES = [(1000, 1000, 1000), (1001, 999, 1003), (256, 384, 4096),
                 (1, 1, 1), (4096, 4096, 4096)]
 
 
+# --------------------------------------------------------------------------
+# Hopper mode: our runtime (variant dispatch) vs cuBLAS vs Triton
+# --------------------------------------------------------------------------
+
+class CApiKernel:
+    """Our kernel through the runtime's C API (ctypes), when the Python
+    package cannot be built or imported on the GPU host."""
+
+    def __init__(self, bundle, lib):
+        import ctypes as C
+        self.C = C
+
+        class DLDevice(C.Structure):
+            _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
+
+        class DLDataType(C.Structure):
+            _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8),
+                        ("lanes", C.c_uint16)]
+
+        class DLTensor(C.Structure):
+            _fields_ = [("data", C.c_void_p), ("device", DLDevice),
+                        ("ndim", C.c_int32), ("dtype", DLDataType),
+                        ("shape", C.POINTER(C.c_int64)),
+                        ("strides", C.POINTER(C.c_int64)),
+                        ("byte_offset", C.c_uint64)]
+
+        class Arg(C.Structure):
+            _fields_ = [("kind", C.c_int32), ("reserved", C.c_int32),
+                        ("v", C.c_void_p)]
+
+        self.DLTensor, self.Arg = DLTensor, Arg
+        self.lib = C.CDLL(lib)
+        self.lib.tile_kernel_load_file.argtypes = [C.c_char_p, C.c_char_p,
+                                                   C.POINTER(C.c_void_p)]
+        self.lib.tile_kernel_launch.argtypes = [C.c_void_p, C.c_void_p,
+                                                C.c_int32, C.c_void_p,
+                                                C.c_void_p]
+        self.lib.tile_last_error.restype = C.c_char_p
+        self.k = C.c_void_p()
+        st = self.lib.tile_kernel_load_file(bundle.encode(), b"auto",
+                                            C.byref(self.k))
+        if st:
+            raise RuntimeError(self.lib.tile_last_error().decode())
+        self.cache = {}
+
+    def _tensor(self, t, keep):
+        import torch
+        C = self.C
+        shape = (C.c_int64 * t.dim())(*t.shape)
+        strides = (C.c_int64 * t.dim())(*t.stride())
+        keep += [shape, strides]
+        code = 4 if t.dtype == torch.bfloat16 else 2
+        return self.DLTensor(t.data_ptr(), (2, t.device.index or 0), t.dim(),
+                             (code, 16, 1), shape, strides, 0)
+
+    def __call__(self, A, B, C_):
+        import torch
+        key = tuple((t.data_ptr(), tuple(t.shape)) for t in (A, B, C_))
+        entry = self.cache.get(key)
+        if entry is None:
+            keep = []
+            dl = [self._tensor(t, keep) for t in (A, B, C_)]
+            args = (self.Arg * 3)(*[self.Arg(1, 0, self.C.addressof(d))
+                                    for d in dl])
+            entry = (args, dl, keep)
+            self.cache[key] = entry
+        st = self.lib.tile_kernel_launch(
+            self.k, self.C.addressof(entry[0]), 3,
+            torch.cuda.current_stream().cuda_stream, None)
+        if st:
+            raise RuntimeError(self.lib.tile_last_error().decode())
+
+
+def load_ours(bundle):
+    """(launcher name, fn(A, B, C)) over our runtime: the tile package, else
+    the C API through ctypes."""
+    try:
+        import tile
+        k = tile.load(bundle)
+        return "tile", (lambda A, B, C: k(A, B, C))
+    except Exception as e:  # noqa
+        lib = os.environ.get("TILE_RUNTIME_LIB")
+        if not lib:
+            raise RuntimeError(f"tile package unavailable ({e}) and no "
+                               "TILE_RUNTIME_LIB")
+        return "capi", CApiKernel(bundle, lib)
+
+
+def main_hopper(args):
+    import torch
+    from triton.testing import do_bench
+    t_start = time.time()
+    log_lines = []
+
+    def log(s=""):
+        print(s, flush=True)
+        log_lines.append(s)
+
+    manifest = json.load(open(os.path.join(args.hopper, "hopper.json")))
+    dev = torch.device("cuda")
+    log(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+    triton_run = None
+    if not args.no_triton:
+        try:
+            triton_run = make_triton()
+        except Exception as e:  # noqa
+            log(f"triton unavailable: {e}")
+
+    def bench(fn):
+        return do_bench(fn, warmup=10, rep=60)  # ms
+
+    def rel_err(C, A, B, ref=None):
+        if ref is None:
+            ref = A.float() @ B.float()
+        err = ((C.float() - ref).abs().max() /
+               ref.abs().max().clamp_min(1e-6)).item()
+        return err if err == err else float("inf")
+
+    shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 4096, 14336),
+              (16, 4096, 4096)]
+    if args.quick:
+        shapes = shapes[:1]
+    check_shapes = [(1000, 1000, 1000), (1001, 999, 1003), (256, 384, 4096),
+                    (1, 8, 8), (300, 264, 200)]
+    results = {"shapes": [], "kernels": []}
+    for dt in ("bf16", "f16"):
+        tdt = torch.bfloat16 if dt == "bf16" else torch.float16
+        kernels = []
+        for v in [m for m in manifest if m["dtype"] == dt]:
+            bundle = os.path.join(args.hopper, v["name"] + ".tileb")
+            try:
+                lname, fn = load_ours(bundle)
+                # The generic kernel of the same bundle: first launch with
+                # variants disabled (the choice is made at module load).
+                _, gfn = load_ours(bundle)
+                os.environ["TILE_DISABLE_VARIANTS"] = "1"
+                try:
+                    A = torch.randn(64, 64, device=dev).to(tdt)
+                    B = torch.randn(64, 64, device=dev).to(tdt)
+                    C = torch.empty(64, 64, device=dev, dtype=tdt)
+                    gfn(A, B, C)
+                    torch.cuda.synchronize()
+                finally:
+                    del os.environ["TILE_DISABLE_VARIANTS"]
+                worst, gworst = 0.0, 0.0
+                for (M, N, K) in check_shapes:
+                    A = torch.randn(M, K, device=dev).to(tdt)
+                    B = torch.randn(K, N, device=dev).to(tdt)
+                    for f, which in ((fn, "v"), (gfn, "g")):
+                        C = torch.full((M, N), float("nan"), device=dev,
+                                       dtype=tdt)
+                        f(A, B, C)
+                        torch.cuda.synchronize()
+                        e = rel_err(C, A, B)
+                        if which == "v":
+                            worst = max(worst, e)
+                        else:
+                            gworst = max(gworst, e)
+                ok = worst < 2e-2
+                log(f"{v['name']}: launcher {lname}, tail-shape check "
+                    f"max rel err {worst:.2e}{'' if ok else '  FAILED'} "
+                    f"(generic kernel {gworst:.2e}"
+                    f"{'' if gworst < 2e-2 else '  FAILED'})")
+                if ok:
+                    kernels.append((v, fn, gfn if gworst < 2e-2 else None))
+            except Exception as e:  # noqa
+                log(f"{v['name']}: FAILED to load/run: {type(e).__name__}: {e}")
+        names = [v["name"].rsplit("_", 1)[0] for v, _, _ in kernels]
+        log(f"\n[{dt}] TFLOP/s (MxNxK); tile kernels through the runtime "
+            f"(sm_90a variant active): {', '.join(names)}")
+        hdr = (f"{'shape':18s} {'cuBLAS':>7s} {'Triton':>7s} " +
+               " ".join(f"{n[:14]:>14s}" for n in names) +
+               f" {'best/cuBLAS':>11s} {'best/Triton':>11s}")
+        log(hdr)
+        for (M, N, K) in shapes:
+            A = torch.randn(M, K, device=dev).to(tdt)
+            B = torch.randn(K, N, device=dev).to(tdt)
+            C = torch.empty(M, N, device=dev, dtype=tdt)
+            f = 2.0 * M * N * K
+            cub = f / bench(lambda: torch.matmul(A, B, out=C)) / 1e9
+            tri = float("nan")
+            if triton_run:
+                try:
+                    C2 = torch.empty_like(C)
+                    triton_run(A, B, C2)
+                    tri = f / bench(lambda: triton_run(A, B, C2)) / 1e9
+                except Exception as e:  # noqa
+                    log(f"triton failed: {e}")
+            row, best = [], 0.0
+            ref = A.float() @ B.float()
+            for v, fn, _ in kernels:
+                C.fill_(float("nan"))
+                fn(A, B, C)
+                torch.cuda.synchronize()
+                e = rel_err(C, A, B, ref)
+                if e >= 2e-2:
+                    row.append(f"{'BAD ' + format(e, '.1e'):>14s}")
+                    continue
+                tf = f / bench(lambda: fn(A, B, C)) / 1e9
+                best = max(best, tf)
+                row.append(f"{tf:14.1f}")
+                results["kernels"].append(dict(dtype=dt, kernel=v["name"],
+                                               M=M, N=N, K=K, tflops=tf,
+                                               rel_err=e))
+            results["shapes"].append(dict(dtype=dt, M=M, N=N, K=K, cublas=cub,
+                                          triton=tri, best=best))
+            log(f"{f'{M}x{N}x{K}':18s} {cub:7.1f} {tri:7.1f} " + " ".join(row)
+                + f" {best / cub:10.2f}x {best / tri:10.2f}x")
+        # The generic (mma.sync) kernel of the same bundles, for reference.
+        M = N = K = 4096
+        A = torch.randn(M, K, device=dev).to(tdt)
+        B = torch.randn(K, N, device=dev).to(tdt)
+        C = torch.empty(M, N, device=dev, dtype=tdt)
+        for v, _, gfn in kernels:
+            if gfn is None:
+                continue
+            tf = 2.0 * M * N * K / bench(lambda: gfn(A, B, C)) / 1e9
+            log(f"  generic kernel (TILE_DISABLE_VARIANTS=1) {v['name']}: "
+                f"{tf:.1f} TFLOP/s at 4096^3")
+            results["kernels"].append(dict(dtype=dt, kernel=v["name"] +
+                                           ":generic", M=M, N=N, K=K,
+                                           tflops=tf))
+    log(f"\nwall {time.time() - t_start:.0f} s")
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "hopper_results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(args.out, "hopper_log.txt"), "w") as f:
+        f.write("\n".join(log_lines) + "\n")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", default=os.path.join(os.path.dirname(
@@ -209,10 +455,15 @@ def main():
     ap.add_argument("--top", type=int, default=3,
                     help="variants timed per shape (best at 4096^3)")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--hopper", metavar="DIR",
+                    help="sm_90a bundles + hopper.json (make_kernels.py "
+                         "--hopper): our runtime vs cuBLAS vs Triton")
     args = ap.parse_args()
     if args.print_metadata:
         print(json.dumps(bundle_metadata(args.print_metadata)))
         return 0
+    if args.hopper:
+        return main_hopper(args)
 
     import torch
     from triton.testing import do_bench

@@ -13,6 +13,15 @@ and OUT/manifest.json (configs, shared_bytes, registers, spills), read by
 utils/bench/gemm.py on the GPU machine. The sm_80 PTX is used on purpose:
 `--chip=sm_90a` may select the separate TMA/wgmma path; this benchmark
 measures the mma.sync path.
+
+    utils/bench/make_kernels.py --hopper [--out .hopper/bench]
+
+instead compiles the Hopper benchmark's kernels with --chip=sm_90a (the
+generic kernel plus the TMA/wgmma variant, docs/bundle.md "Kernel
+variants"): examples/gemm.mlir (128x128 tiles) and
+utils/bench/kernels/gemm_128x256.mlir, each in f16 and in bf16 (the same
+program with xf16 -> xbf16), into OUT/NAME.tileb and OUT/hopper.json,
+read by `gemm.py --hopper OUT`.
 """
 import argparse, json, os, re, subprocess, sys
 
@@ -86,15 +95,59 @@ def name_of(cfg, dt):
     return f"gemm_{dt}_{bm}x{bn}x{bk}_t{threads}_s{stages}"
 
 
+HOPPER_KERNELS = [  # (name, source, tile M, tile N)
+    ("example_128x128", "examples/gemm.mlir", 128, 128),
+    ("gemm_128x256", "utils/bench/kernels/gemm_128x256.mlir", 128, 256),
+]
+
+
+def make_hopper(root, tilec, out):
+    os.makedirs(out, exist_ok=True)
+    manifest = []
+    for name, rel, tm, tn in HOPPER_KERNELS:
+        text = open(os.path.join(root, rel)).read()
+        for dt in ("f16", "bf16"):
+            src = os.path.join(out, f"{name}_{dt}.mlir")
+            with open(src, "w") as f:
+                f.write(text if dt == "f16" else text.replace("xf16", "xbf16"))
+            bundle = os.path.join(out, f"{name}_{dt}.tileb")
+            subprocess.run([tilec, src, "--target=cuda", "--chip=sm_90a",
+                            "-o", bundle], check=True)
+            md = json.loads(subprocess.run(
+                [sys.executable, os.path.join(root, "utils/bench/gemm.py"),
+                 "--print-metadata", bundle], check=True, capture_output=True,
+                text=True).stdout)
+            variants = [v for v in md.get("variants", [])
+                        if v.get("kind") == "sm90_tma_wgmma"]
+            manifest.append(dict(
+                name=f"{name}_{dt}", source=rel, dtype=dt, tile_m=tm,
+                tile_n=tn, shared_bytes=md["shared_bytes"],
+                variant=variants[0] if variants else None))
+            print(f"{name}_{dt}: generic {md['block'][0]} threads "
+                  f"{md['shared_bytes']} B; variant "
+                  + (f"{variants[0]['kernel']} {variants[0]['block'][0]} "
+                     f"threads {variants[0]['shared_bytes']} B"
+                     if variants else "none"), flush=True)
+    with open(os.path.join(out, "hopper.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))))
     ap = argparse.ArgumentParser()
     ap.add_argument("--tilec", default=os.path.join(root, "build-perf/bin/tilec"))
     ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
-    ap.add_argument("--out", default=os.path.join(root, ".bench"))
+    ap.add_argument("--out", default=None)
     ap.add_argument("--only", default="", help="substring filter on names")
+    ap.add_argument("--hopper", action="store_true",
+                    help="the sm_90a benchmark kernels (gemm.py --hopper)")
     args = ap.parse_args()
+    if args.hopper:
+        make_hopper(root, args.tilec,
+                    args.out or os.path.join(root, ".hopper/bench"))
+        return
+    args.out = args.out or os.path.join(root, ".bench")
     os.makedirs(args.out, exist_ok=True)
     manifest = []
     for dt in ("f16", "bf16"):

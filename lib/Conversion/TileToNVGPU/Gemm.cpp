@@ -98,7 +98,8 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
     return VectorType::get({rows, cols}, e);
   };
   // nvgpu.mma.sync has no bf16 (its NVVM lowering only deduces f16, tf32,
-  // s8, s4, f64): bf16 fragments are loaded as f16 bits (ldmatrix on an f16
+  // s8, s4, f64; and its tf32 deduction fails on f32 operands in MLIR 22):
+  // tf32 goes to nvvm.mma.sync directly, and bf16 fragments are loaded as f16 bits (ldmatrix on an f16
   // view of the same shared bytes) and the mma is emitted as nvvm.mma.sync
   // with i32 operand registers.
   bool bf16 = at.isBF16();
@@ -115,11 +116,8 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
         view.getSource(), view.getByteShift(), ValueRange{});
   };
 
-  auto loop = scf::ForOp::create(b, loc, kl.cst(0), kl.cst(op.getK()),
-                                 kl.cst(kStep));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value k0 = loop.getInductionVar();
+  // One k-step (kStep columns of A / rows of B) of every warp tile.
+  auto emitStep = [&](Value k0) {
 
   SmallVector<Value> aFrags, bFrags;
   for (int64_t mi = 0; mi < tilesM; ++mi) {
@@ -227,25 +225,31 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
       SmallVector<Value> cs;
       for (int64_t r = 0; r < 4; ++r)
         cs.push_back(kl.loadRegister(*cb, kl.cst(base + r)));
-      if (bf16) {
+      if (bf16 || tf32) {
+        // Operand registers are b32: two bf16 or one tf32 (an f32 whose
+        // low 13 mantissa bits the tensor core ignores) each.
         auto regs = [&](Value frag) {
           SmallVector<Value> out;
           int64_t rows = cast<VectorType>(frag.getType()).getDimSize(0);
-          for (int64_t r = 0; r < rows; ++r)
-            out.push_back(LLVM::BitcastOp::create(
-                b, loc, b.getI32Type(),
-                vector::ExtractOp::create(b, loc, frag,
-                                          ArrayRef<int64_t>{r})));
+          for (int64_t r = 0; r < rows; ++r) {
+            Value reg =
+                tf32 ? (Value)vector::ExtractOp::create(
+                           b, loc, frag, ArrayRef<int64_t>{r, 0})
+                     : (Value)vector::ExtractOp::create(
+                           b, loc, frag, ArrayRef<int64_t>{r});
+            out.push_back(
+                LLVM::BitcastOp::create(b, loc, b.getI32Type(), reg));
+          }
           return out;
         };
+        NVVM::MMATypes inT = tf32 ? NVVM::MMATypes::tf32 : NVVM::MMATypes::bf16;
         Type f32 = b.getF32Type();
         auto resType = LLVM::LLVMStructType::getLiteral(
             b.getContext(), SmallVector<Type>(4, f32));
         auto mma = NVVM::MmaOp::create(
             b, loc, resType, regs(aFrags[mi]), regs(bFrags[nj]), cs,
             mmaShape, std::nullopt, std::nullopt,
-            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                          NVVM::MMATypes::bf16},
+            std::array<NVVM::MMATypes, 2>{inT, inT},
             std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                            NVVM::MMALayout::col});
         for (int64_t r = 0; r < 4; ++r)
@@ -267,7 +271,58 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
         kl.storeRegister(*cb, kl.cst(base + r), d);
       }
     }
+  };
+  // Unrolled (constant k offsets) for the usual BK: ldmatrix of the next
+  // k-step can be scheduled among the MMAs of this one.
+  if (op.getK() / kStep <= 8) {
+    for (int64_t k = 0; k < op.getK(); k += kStep)
+      emitStep(kl.cst(k));
+    return success();
+  }
+  auto loop = scf::ForOp::create(b, loc, kl.cst(0), kl.cst(op.getK()),
+                                 kl.cst(kStep));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  emitStep(loop.getInductionVar());
   return success();
+}
+
+std::optional<int64_t>
+mlir::tile::nvgpu_lowering::copyAsyncVector(KernelLowering &kl, CopyOp op) {
+  Buffer *db = kl.lookup(op.getTarget());
+  Value src = op.getSource();
+  auto srcType = dyn_cast<MemRefType>(src.getType());
+  if (!db || db->scope != MemoryScope::shared || kl.lookup(src) || !srcType)
+    return std::nullopt;
+  Type elt = db->type.getElementType();
+  if (smVersion(kl.chip) < 80 || srcType.getElementType() != elt ||
+      !elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() < 8)
+    return std::nullopt;
+  int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  int64_t vec = 16 / eltBytes;
+  if (db->type.getShape().back() % vec)
+    return std::nullopt;
+  if (db->swizzle && db->swizzle.getBits() && db->swizzle.getBase() < 4)
+    return std::nullopt;
+  return vec;
+}
+
+Value mlir::tile::nvgpu_lowering::copyAsyncAligned(KernelLowering &kl,
+                                                   CopyOp op) {
+  OpBuilder &b = kl.b;
+  Location loc = kl.loc;
+  Value src = op.getSource();
+  int64_t rank = cast<MemRefType>(src.getType()).getRank();
+  int64_t vec = *copyAsyncVector(kl, op);
+  Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
+  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src);
+  auto zeroRem = [&](Value v, int64_t m) -> Value {
+    Value r = arith::RemUIOp::create(b, loc, v, kl.cst(m));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, r,
+                                 kl.cst(0));
+  };
+  return arith::AndIOp::create(b, loc, zeroRem(lastDim, vec),
+                               zeroRem(ptr, 16));
 }
 
 LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
@@ -275,41 +330,35 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
     bool commitAndWait) {
   OpBuilder &b = kl.b;
   Location loc = kl.loc;
+  std::optional<int64_t> maybeVec = copyAsyncVector(kl, op);
+  if (!maybeVec)
+    return failure();
   Buffer *db = kl.lookup(op.getTarget());
   Value src = op.getSource();
-  auto srcType = cast<MemRefType>(src.getType());
-  Type elt = db->type.getElementType();
-  if (smVersion(kl.chip) < 80 || srcType.getElementType() != elt ||
-      !elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() < 8)
-    return failure();
-  int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
-  int64_t vec = 16 / eltBytes;
+  int64_t vec = *maybeVec;
   ArrayRef<int64_t> shape = db->type.getShape();
   int64_t rank = shape.size();
-  if (shape.back() % vec)
-    return failure();
-  if (db->swizzle && db->swizzle.getBits() && db->swizzle.getBase() < 4)
-    return failure();
+  Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
+  // A producer of a versioned pipeline (lowerPipelined) is aligned for the
+  // whole loop: no check here; `guard` false makes every chunk zero-byte.
+  bool aligned = kl.alignedCopies.contains(op);
+  Value guard = kl.copyGuards.lookup(op);
 
   // Runtime: rows of the global tensor and the start column are whole
   // 16-byte chunks and the base address is 16-byte aligned.
-  Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
-  Value start = op.getSourceIndices().back();
-  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src);
-  auto zeroRem = [&](Value v, int64_t m) -> Value {
-    Value r = arith::RemUIOp::create(b, loc, v, kl.cst(m));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, r,
-                                 kl.cst(0));
-  };
-  Value ok = arith::AndIOp::create(
-      b, loc, zeroRem(lastDim, vec),
-      arith::AndIOp::create(b, loc, zeroRem(start, vec), zeroRem(ptr, 16)));
-  auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard g(b);
+  OpBuilder::InsertionGuard outer(b);
+  if (!aligned) {
+    Value start = op.getSourceIndices().back();
+    Value startOk = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, start, kl.cst(vec)), kl.cst(0));
+    Value ok = arith::AndIOp::create(b, loc, copyAsyncAligned(kl, op), startOk);
+    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     scalarPath();
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
+  {
     int64_t chunks = 1;
     for (int64_t d : shape)
       chunks *= d;
@@ -339,7 +388,7 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
       Value first = arith::MulIOp::create(b, loc, c, kl.cst(vec));
       SmallVector<Value> idx = kl.delinearize(shape, first);
       SmallVector<Value> gidx;
-      Value rowOk;
+      Value rowOk = guard;
       for (int64_t d = 0; d < rank; ++d) {
         Value gd = arith::AddIOp::create(b, loc, op.getSourceIndices()[d],
                                          idx[d]);
@@ -351,7 +400,9 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
                                          gd, ext);
         rowOk = rowOk ? (Value)arith::AndIOp::create(b, loc, rowOk, in) : in;
       }
-      // Valid elements of the chunk: clamp(lastDim - column, 0, vec).
+      // Valid elements of the chunk: clamp(lastDim - column, 0, vec). An
+      // out-of-bounds chunk is a zero-byte copy (src-size 0 reads nothing,
+      // so its address needs no clamping).
       Value col = gidx.back();
       Value colIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                           col, lastDim);
@@ -360,13 +411,9 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
       Value any = rowOk ? (Value)arith::AndIOp::create(b, loc, rowOk, colIn)
                         : colIn;
       valid = arith::SelectOp::create(b, loc, any, valid, kl.cst(0));
-      // An out-of-bounds chunk reads nothing; point it at element 0.
-      SmallVector<Value> safe;
-      for (Value gd : gidx)
-        safe.push_back(arith::SelectOp::create(b, loc, any, gd, kl.cst(0)));
       Value dst = kl.sharedIndex(*db, idx);
       ::mlir::nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, tokenType, db->storage, ValueRange{dst}, src, safe,
+          b, loc, tokenType, db->storage, ValueRange{dst}, src, gidx,
           b.getIndexAttr(vec), valid, /*bypassL1=*/b.getUnitAttr());
     });
     if (commitAndWait) {

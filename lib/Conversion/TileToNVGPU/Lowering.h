@@ -20,6 +20,23 @@
 
 namespace mlir::tile::nvgpu_lowering {
 
+inline int64_t numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// A global tensor (a memref in the default memory space).
+inline bool isGlobalType(Type t) {
+  auto m = dyn_cast<MemRefType>(t);
+  return m && !m.getMemorySpace();
+}
+
+inline Attribute workgroupSpace(MLIRContext *ctx) {
+  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+}
+
 /// How an on-chip buffer is represented on the GPU.
 struct Buffer {
   MemoryScope scope;
@@ -120,6 +137,14 @@ public:
       storageOverrides;
   llvm::DenseSet<Operation *> asyncCopies;
   llvm::DenseMap<Operation *, PipelinePlan> pipelines;
+  /// Versioned pipelines (lowerPipelined): the fast version's cp.async
+  /// producers, and the fallback versions.
+  llvm::DenseMap<Operation *, SmallVector<Operation *>> fastPipelines;
+  llvm::DenseSet<Operation *> fallbackPipelines;
+  /// cp.async copies known to be aligned (no runtime check) and their
+  /// predicate (false: a zero-byte copy).
+  llvm::DenseSet<Operation *> alignedCopies;
+  llvm::DenseMap<Operation *, Value> copyGuards;
   /// The view of copy `slot` (index value) of a multi-buffered buffer.
   Value stageView(const Buffer &buf, Value slot);
 
@@ -150,6 +175,13 @@ LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op);
 LogicalResult lowerCopyAsync(KernelLowering &kl, CopyOp op,
                              function_ref<void()> scalarPath,
                              bool commitAndWait = true);
+/// The 16-byte chunk size in elements when `op` (global -> shared) can be
+/// a cp.async copy at all (static conditions), else nullopt.
+std::optional<int64_t> copyAsyncVector(KernelLowering &kl, CopyOp op);
+/// The runtime condition of the cp.async path except the start column's
+/// alignment: the source's rows are whole chunks, its base is 16-byte
+/// aligned.
+Value copyAsyncAligned(KernelLowering &kl, CopyOp op);
 
 } // namespace mlir::tile::nvgpu_lowering
 

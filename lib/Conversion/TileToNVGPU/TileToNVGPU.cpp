@@ -9,6 +9,7 @@
 
 #include "Lowering.h"
 
+#include "tile/Conversion/LaunchUtils.h"
 #include "tile/Conversion/Passes.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 
@@ -30,55 +31,6 @@ using namespace mlir::tile;
 
 namespace {
 
-/// Clones into `b` the pure computation of `v` from kernel arguments (as
-/// convert-tile-launch-to-cpu does).
-LogicalResult cloneComputation(OpBuilder &b, Value v, IRMapping &mapping,
-                               Operation *user) {
-  if (mapping.contains(v))
-    return success();
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return user->emitError("launch body uses a block argument defined outside "
-                           "the launch that is not a kernel argument");
-  if (!isMemoryEffectFree(def) && !isa<memref::DimOp>(def))
-    return def->emitError("launch body uses a value computed by '")
-           << def->getName()
-           << "' outside the launch; only pure computations on the kernel "
-              "arguments may be shared with the blocks";
-  if (def->getNumRegions() != 0)
-    return def->emitError("launch body uses a value computed by an op with "
-                          "regions outside the launch");
-  for (Value operand : def->getOperands())
-    if (failed(cloneComputation(b, operand, mapping, user)))
-      return failure();
-  b.clone(*def, mapping);
-  return success();
-}
-
-/// The block rasterization remap of TileLaunchToCPU.cpp (the same
-/// permutation of a 2-D grid).
-std::pair<Value, Value> rasterize(OpBuilder &b, Location loc,
-                                  RasterizationAttr raster, Value bx, Value by,
-                                  Value gx, Value gy) {
-  bool rowOrder = raster.getOrder() == RasterOrder::row;
-  Value major = rowOrder ? gx : gy, minor = rowOrder ? gy : gx;
-  Value id = rowOrder ? arith::AddIOp::create(
-                            b, loc, arith::MulIOp::create(b, loc, by, gx), bx)
-                      : arith::AddIOp::create(
-                            b, loc, arith::MulIOp::create(b, loc, bx, gy), by);
-  Value panel = arith::ConstantIndexOp::create(b, loc, raster.getPanel());
-  Value perPanel = arith::MulIOp::create(b, loc, panel, minor);
-  Value panelIdx = arith::DivUIOp::create(b, loc, id, perPanel);
-  Value within = arith::RemUIOp::create(b, loc, id, perPanel);
-  Value panelStart = arith::MulIOp::create(b, loc, panelIdx, panel);
-  Value left = arith::SubIOp::create(b, loc, major, panelStart);
-  Value width = arith::MinUIOp::create(b, loc, panel, left);
-  Value newMajor = arith::AddIOp::create(
-      b, loc, panelStart, arith::RemUIOp::create(b, loc, within, width));
-  Value newMinor = arith::DivUIOp::create(b, loc, within, width);
-  return rowOrder ? std::make_pair(newMajor, newMinor)
-                  : std::make_pair(newMinor, newMajor);
-}
 
 struct ConvertTileToNVGPUPass
     : public tile::impl::ConvertTileToNVGPUBase<ConvertTileToNVGPUPass> {
@@ -86,10 +38,7 @@ struct ConvertTileToNVGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> kernels;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr(TileDialect::kKernelAttrName))
-        kernels.push_back(func);
+    SmallVector<func::FuncOp> kernels = getKernelFunctions(module);
     int64_t maxShared = 0;
     for (func::FuncOp kernel : kernels) {
       auto shared = outline(kernel);
@@ -109,11 +58,10 @@ struct ConvertTileToNVGPUPass
   }
 
   FailureOr<int64_t> outline(func::FuncOp kernel) {
-    SmallVector<LaunchOp> launches;
-    kernel.walk([&](LaunchOp l) { launches.push_back(l); });
-    if (launches.size() != 1 || launches[0]->getParentOp() != kernel)
-      return kernel.emitError("expected exactly one top-level tile.launch");
-    LaunchOp launch = launches[0];
+    FailureOr<LaunchOp> maybeLaunch = getKernelLaunch(kernel);
+    if (failed(maybeLaunch))
+      return failure();
+    LaunchOp launch = *maybeLaunch;
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     Location loc = kernel.getLoc();
@@ -142,21 +90,8 @@ struct ConvertTileToNVGPUPass
       blockIdx.push_back(gpu::BlockIdOp::create(b, loc, d));
       gridDim.push_back(gpu::GridDimOp::create(b, loc, d));
     }
-    if (auto raster = launch.getRasterAttr()) {
-      auto [bx, by] = rasterize(b, loc, raster, blockIdx[0], blockIdx[1],
-                                gridDim[0], gridDim[1]);
-      blockIdx[0] = bx;
-      blockIdx[1] = by;
-    }
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(launch.getBody(), captured);
-    for (Value v : captured)
-      if (failed(cloneComputation(b, v, mapping, launch)))
-        return failure();
-    for (unsigned d = 0; d < launch.getGridRank(); ++d)
-      mapping.map(launch.getBlockIndices()[d], blockIdx[d]);
-    for (Operation &op : launch.getBodyBlock().without_terminator())
-      b.clone(op, mapping);
+    if (failed(cloneLaunchBody(b, launch, mapping, blockIdx, gridDim)))
+      return failure();
     gpu::ReturnOp::create(b, loc);
 
     nvgpu_lowering::KernelLowering lowering(fn, threads, chip);

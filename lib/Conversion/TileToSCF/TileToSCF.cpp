@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tile/Conversion/LaunchUtils.h"
 #include "tile/Conversion/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -249,54 +250,6 @@ struct GemmToLoops : OpRewritePattern<GemmOp> {
 // reduce
 //===----------------------------------------------------------------------===//
 
-Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type) {
-  if (auto ft = dyn_cast<FloatType>(type)) {
-    const llvm::fltSemantics &sem = ft.getFloatSemantics();
-    switch (kind) {
-    case ReduceKind::max:
-      return arith::ConstantOp::create(
-          b, loc, type, b.getFloatAttr(type, APFloat::getInf(sem, true)));
-    case ReduceKind::min:
-      return arith::ConstantOp::create(
-          b, loc, type, b.getFloatAttr(type, APFloat::getInf(sem, false)));
-    default:
-      return zeroOf(b, loc, type);
-    }
-  }
-  unsigned width = type.getIntOrFloatBitWidth();
-  switch (kind) {
-  case ReduceKind::max:
-    return arith::ConstantOp::create(
-        b, loc, type, b.getIntegerAttr(type, APInt::getSignedMinValue(width)));
-  case ReduceKind::min:
-    return arith::ConstantOp::create(
-        b, loc, type, b.getIntegerAttr(type, APInt::getSignedMaxValue(width)));
-  default:
-    return zeroOf(b, loc, type);
-  }
-}
-
-Value reduceCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
-                    Value x) {
-  bool isFloat = isa<FloatType>(x.getType());
-  if (kind == ReduceKind::abssum || kind == ReduceKind::absmax)
-    x = isFloat ? (Value)math::AbsFOp::create(b, loc, x)
-                : (Value)math::AbsIOp::create(b, loc, x);
-  switch (kind) {
-  case ReduceKind::sum:
-  case ReduceKind::abssum:
-    return isFloat ? (Value)arith::AddFOp::create(b, loc, acc, x)
-                   : (Value)arith::AddIOp::create(b, loc, acc, x);
-  case ReduceKind::max:
-  case ReduceKind::absmax:
-    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, acc, x)
-                   : (Value)arith::MaxSIOp::create(b, loc, acc, x);
-  case ReduceKind::min:
-    return isFloat ? (Value)arith::MinimumFOp::create(b, loc, acc, x)
-                   : (Value)arith::MinSIOp::create(b, loc, acc, x);
-  }
-  llvm_unreachable("bad reduce kind");
-}
 
 struct ReduceToLoops : OpRewritePattern<ReduceOp> {
   using OpRewritePattern::OpRewritePattern;

@@ -1,5 +1,6 @@
 //===- AttachMetadata.cpp - tile-attach-metadata pass ---------------------===//
 
+#include "tile/Conversion/LaunchUtils.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 #include "tile/Dialect/Tile/Transforms/Passes.h"
 
@@ -18,10 +19,7 @@ struct TileAttachMetadataPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> kernels;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr(TileDialect::kKernelAttrName))
-        kernels.push_back(func);
+    SmallVector<func::FuncOp> kernels = getKernelFunctions(module);
     if (kernels.size() != 1) {
       module.emitError("expected exactly one tile.kernel function in the "
                        "module, found ")

@@ -1,0 +1,145 @@
+//===- LaunchUtils.cpp - shared helpers of the launch outliners -----------===//
+
+#include "tile/Conversion/LaunchUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+SmallVector<func::FuncOp> mlir::tile::getKernelFunctions(ModuleOp module) {
+  SmallVector<func::FuncOp> kernels;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(TileDialect::kKernelAttrName))
+      kernels.push_back(func);
+  return kernels;
+}
+
+FailureOr<LaunchOp> mlir::tile::getKernelLaunch(func::FuncOp kernel) {
+  SmallVector<LaunchOp> launches;
+  kernel.walk([&](LaunchOp l) { launches.push_back(l); });
+  if (launches.size() != 1 || launches[0]->getParentOp() != kernel)
+    return kernel.emitError("expected exactly one top-level tile.launch");
+  return launches[0];
+}
+
+LogicalResult mlir::tile::cloneComputation(OpBuilder &b, Value v,
+                                           IRMapping &mapping,
+                                           Operation *user) {
+  if (mapping.contains(v))
+    return success();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return user->emitError("launch body uses a block argument defined outside "
+                           "the launch that is not a kernel argument");
+  if (!isMemoryEffectFree(def) && !isa<memref::DimOp>(def))
+    return def->emitError("launch body uses a value computed by '")
+           << def->getName()
+           << "' outside the launch; only pure computations on the kernel "
+              "arguments may be shared with the blocks";
+  if (def->getNumRegions() != 0)
+    return def->emitError("launch body uses a value computed by an op with "
+                          "regions outside the launch");
+  for (Value operand : def->getOperands())
+    if (failed(cloneComputation(b, operand, mapping, user)))
+      return failure();
+  b.clone(*def, mapping);
+  return success();
+}
+
+std::pair<Value, Value> mlir::tile::rasterize(OpBuilder &b, Location loc,
+                                              RasterizationAttr raster,
+                                              Value bx, Value by, Value gx,
+                                              Value gy) {
+  bool rowOrder = raster.getOrder() == RasterOrder::row;
+  // In column order swap the roles of the two grid dims.
+  Value major = rowOrder ? gx : gy, minor = rowOrder ? gy : gx;
+  Value id = rowOrder ? arith::AddIOp::create(
+                            b, loc, arith::MulIOp::create(b, loc, by, gx), bx)
+                      : arith::AddIOp::create(
+                            b, loc, arith::MulIOp::create(b, loc, bx, gy), by);
+  Value panel = arith::ConstantIndexOp::create(b, loc, raster.getPanel());
+  Value perPanel = arith::MulIOp::create(b, loc, panel, minor);
+  Value panelIdx = arith::DivUIOp::create(b, loc, id, perPanel);
+  Value within = arith::RemUIOp::create(b, loc, id, perPanel);
+  Value panelStart = arith::MulIOp::create(b, loc, panelIdx, panel);
+  Value left = arith::SubIOp::create(b, loc, major, panelStart);
+  Value width = arith::MinUIOp::create(b, loc, panel, left);
+  Value newMajor = arith::AddIOp::create(
+      b, loc, panelStart, arith::RemUIOp::create(b, loc, within, width));
+  Value newMinor = arith::DivUIOp::create(b, loc, within, width);
+  return rowOrder ? std::make_pair(newMajor, newMinor)
+                  : std::make_pair(newMinor, newMajor);
+}
+
+LogicalResult mlir::tile::cloneLaunchBody(OpBuilder &b, LaunchOp launch,
+                                          IRMapping &mapping,
+                                          ArrayRef<Value> blockIdx,
+                                          ArrayRef<Value> gridDim) {
+  SmallVector<Value> idx(blockIdx);
+  if (auto raster = launch.getRasterAttr()) {
+    auto [bx, by] = rasterize(b, launch.getLoc(), raster, idx[0], idx[1],
+                              gridDim[0], gridDim[1]);
+    idx[0] = bx;
+    idx[1] = by;
+  }
+  // Values the body takes from the prelude are recomputed per block.
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(launch.getBody(), captured);
+  for (Value v : captured)
+    if (failed(cloneComputation(b, v, mapping, launch)))
+      return failure();
+  for (unsigned d = 0; d < launch.getGridRank(); ++d)
+    mapping.map(launch.getBlockIndices()[d], idx[d]);
+  for (Operation &op : launch.getBodyBlock().without_terminator())
+    b.clone(op, mapping);
+  return success();
+}
+
+Value mlir::tile::reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind,
+                                 Type type) {
+  if (auto ft = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    if (kind == ReduceKind::max)
+      return arith::ConstantOp::create(
+          b, loc, type, b.getFloatAttr(type, APFloat::getInf(sem, true)));
+    if (kind == ReduceKind::min)
+      return arith::ConstantOp::create(
+          b, loc, type, b.getFloatAttr(type, APFloat::getInf(sem, false)));
+    return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (kind == ReduceKind::max)
+    return arith::ConstantOp::create(
+        b, loc, type, b.getIntegerAttr(type, APInt::getSignedMinValue(width)));
+  if (kind == ReduceKind::min)
+    return arith::ConstantOp::create(
+        b, loc, type, b.getIntegerAttr(type, APInt::getSignedMaxValue(width)));
+  return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+}
+
+Value mlir::tile::reduceCombine(OpBuilder &b, Location loc, ReduceKind kind,
+                                Value acc, Value x, bool absFirst) {
+  bool isFloat = isa<FloatType>(x.getType());
+  if (absFirst && (kind == ReduceKind::abssum || kind == ReduceKind::absmax))
+    x = isFloat ? (Value)math::AbsFOp::create(b, loc, x)
+                : (Value)math::AbsIOp::create(b, loc, x);
+  switch (kind) {
+  case ReduceKind::sum:
+  case ReduceKind::abssum:
+    return isFloat ? (Value)arith::AddFOp::create(b, loc, acc, x)
+                   : (Value)arith::AddIOp::create(b, loc, acc, x);
+  case ReduceKind::max:
+  case ReduceKind::absmax:
+    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, acc, x)
+                   : (Value)arith::MaxSIOp::create(b, loc, acc, x);
+  case ReduceKind::min:
+    return isFloat ? (Value)arith::MinimumFOp::create(b, loc, acc, x)
+                   : (Value)arith::MinSIOp::create(b, loc, acc, x);
+  }
+  llvm_unreachable("bad reduce kind");
+}

@@ -1,0 +1,212 @@
+//===- Reduce.cpp - tile.reduce to per-thread code --------------------------===//
+//
+// Warp shuffles for replicated fragment targets, a shared-memory staging
+// otherwise; identity/combine are shared with convert-tile-to-scf
+// (LaunchUtils).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "tile/Conversion/LaunchUtils.h"
+#include "tile/Dialect/Tile/Transforms/Layouts.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/ScopeExit.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::nvgpu_lowering;
+
+//===----------------------------------------------------------------------===//
+// reduce
+//===----------------------------------------------------------------------===//
+
+
+LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
+  Buffer *sb = lookup(op.getSource()), *tb = lookup(op.getTarget());
+  if (!sb || !tb)
+    return op.emitError("reduce operands must be tile.alloc buffers");
+  ReduceKind kind = op.getKind();
+  int64_t dim = op.getDim();
+  Type elt = sb->type.getElementType();
+  ArrayRef<int64_t> sshape = sb->type.getShape(), tshape = tb->type.getShape();
+  int64_t tn = numElements(tshape);
+  auto dropDim = [&](ArrayRef<Value> idx) {
+    SmallVector<Value> o(idx.begin(), idx.end());
+    o.erase(o.begin() + dim);
+    return o;
+  };
+
+  // Local: the whole reduction in every thread, on its own copy.
+  if (sb->scope == MemoryScope::local && tb->scope == MemoryScope::local) {
+    forEachSerial(tshape, [&](ValueRange outer) {
+      Value init = op.getClear() ? reduceIdentity(b, loc, kind, elt)
+                                 : loadOnChip(*tb, outer);
+      auto loop = scf::ForOp::create(b, loc, cst(0), cst(sshape[dim]), cst(1),
+                                     ValueRange{init});
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> idx(outer.begin(), outer.end());
+      idx.insert(idx.begin() + dim, loop.getInductionVar());
+      Value x = loadOnChip(*sb, idx);
+      scf::YieldOp::create(b, loc, reduceCombine(b, loc, kind,
+                                                 loop.getRegionIterArgs()[0],
+                                                 x, true));
+      b.setInsertionPointAfter(loop);
+      storeOnChip(*tb, outer, loop.getResult(0));
+    });
+    return success();
+  }
+
+  // Local target, shared/fragment source: every thread computes the whole
+  // result (its own copy of the target) from the source in shared memory.
+  // Local source, shared/fragment target: the general path below reads the
+  // thread's own (complete) copy of the source.
+  bool localTarget = tb->scope == MemoryScope::local;
+
+  // Fast path: fragment source, target replicated in every thread.
+  // Thread-local partials -> warp butterfly (shuffle xor) -> across warps
+  // through shared memory.
+  unsigned width = elt.getIntOrFloatBitWidth();
+  bool shuffleable = width <= 32 && (isa<FloatType>(elt) || width >= 8);
+  if (sb->scope == MemoryScope::fragment &&
+      tb->scope == MemoryScope::fragment && threads % 32 == 0 && shuffleable &&
+      tb->layout.getReplicate() == threads && tb->registers == tn &&
+      tb->layout == getReplicatedLayout(b.getContext(), tshape, threads)) {
+    Type wide = width == 32 ? elt
+                : isa<FloatType>(elt) ? (Type)b.getF32Type()
+                                      : (Type)b.getI32Type();
+    Value partial = memref::AllocaOp::create(
+        b, loc, MemRefType::get({tn}, wide));
+    Value ident = convert(reduceIdentity(b, loc, kind, elt), wide);
+    for (int64_t o = 0; o < tn; ++o)
+      memref::StoreOp::create(b, loc, ident, partial, ValueRange{cst(o)});
+    bool replicated = sb->layout.getReplicate() > 1;
+    forEachRegister(sb->registers, [&](Value r, int64_t rc) {
+      SmallVector<Value> idx = fragmentIndex(*sb, r, rc);
+      auto emit = [&] {
+        Value o = tshape.empty() ? cst(0) : linearize(tshape, dropDim(idx));
+        Value x = convert(loadRegister(*sb, r), wide);
+        Value acc = memref::LoadOp::create(b, loc, partial, ValueRange{o});
+        memref::StoreOp::create(b, loc,
+                                reduceCombine(b, loc, kind, acc, x, true),
+                                partial, ValueRange{o});
+      };
+      if (!replicated)
+        return emit();
+      Value owner = applyMap(sb->layout.getThreadMap(), idx).front();
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner,
+                                   tid),
+             emit);
+    });
+    int64_t warps = threads / 32;
+    Value view = warps > 1 ? scratch(wide, warps * tn) : Value();
+    if (warps > 1)
+      barrier();
+    SmallVector<Value> totals;
+    for (int64_t o = 0; o < tn; ++o) {
+      Value v = memref::LoadOp::create(b, loc, partial, ValueRange{cst(o)});
+      for (int64_t m = 16; m >= 1; m /= 2) {
+        auto sh = gpu::ShuffleOp::create(b, loc, v, i32(m), i32(32),
+                                         gpu::ShuffleMode::XOR);
+        v = reduceCombine(b, loc, kind, v, sh.getShuffleResult(), false);
+      }
+      totals.push_back(v);
+      if (warps > 1)
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId,
+                                     cst(0)),
+               [&] {
+                 Value at = arith::AddIOp::create(
+                     b, loc, arith::MulIOp::create(b, loc, warpId, cst(tn)),
+                     cst(o));
+                 memref::StoreOp::create(b, loc, v, view, ValueRange{at});
+               });
+    }
+    if (warps > 1) {
+      barrier();
+      for (int64_t o = 0; o < tn; ++o) {
+        Value v = ident;
+        for (int64_t w = 0; w < warps; ++w)
+          v = reduceCombine(
+              b, loc, kind, v,
+              memref::LoadOp::create(b, loc, view, ValueRange{cst(w * tn + o)}),
+              false);
+        totals[o] = v;
+      }
+      barrier();
+    }
+    for (int64_t o = 0; o < tn; ++o) {
+      Value v = convert(totals[o], elt);
+      if (!op.getClear())
+        v = reduceCombine(b, loc, kind, loadRegister(*tb, cst(o)), v, false);
+      storeRegister(*tb, cst(o), v);
+    }
+    return success();
+  }
+
+  // General path: the source in shared memory (staged if a fragment), each
+  // target element reduced serially by the thread(s) that hold it.
+  Buffer src = *sb;
+  bool staged = false;
+  barrier();
+  if (sb->scope == MemoryScope::fragment) {
+    src.scope = MemoryScope::shared;
+    src.swizzle = nullptr;
+    src.storage = scratch(elt, numElements(sshape));
+    fragmentToScratch(*sb, src.storage);
+    barrier();
+    staged = true;
+  }
+  auto reduceAt = [&](ValueRange outer, Value init) {
+    auto loop = scf::ForOp::create(b, loc, cst(0), cst(sshape[dim]), cst(1),
+                                   ValueRange{init});
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> idx(outer.begin(), outer.end());
+    idx.insert(idx.begin() + dim, loop.getInductionVar());
+    Value x = loadOnChip(src, idx);
+    scf::YieldOp::create(b, loc,
+                         reduceCombine(b, loc, kind,
+                                       loop.getRegionIterArgs()[0], x, true));
+    return loop.getResult(0);
+  };
+  if (localTarget) {
+    forEachSerial(tshape, [&](ValueRange o) {
+      Value init = op.getClear() ? reduceIdentity(b, loc, kind, elt)
+                                 : loadOnChip(*tb, o);
+      storeOnChip(*tb, o, reduceAt(o, init));
+    });
+    // Scratch (a staged fragment) is reused by the next op.
+    if (staged)
+      barrier();
+    return success();
+  }
+  if (tb->scope == MemoryScope::fragment) {
+    forEachRegister(tb->registers, [&](Value r, int64_t rc) {
+      SmallVector<Value> o = fragmentIndex(*tb, r, rc);
+      Value init = op.getClear() ? reduceIdentity(b, loc, kind, elt)
+                                 : loadRegister(*tb, r);
+      storeRegister(*tb, r, reduceAt(o, init));
+    });
+  } else {
+    forEachLinear(tn, [&](Value l) {
+      SmallVector<Value> o = delinearize(tshape, l);
+      Value init = op.getClear() ? reduceIdentity(b, loc, kind, elt)
+                                 : loadOnChip(*tb, o);
+      storeOnChip(*tb, o, reduceAt(o, init));
+    });
+  }
+  if (staged || tb->scope == MemoryScope::shared)
+    barrier();
+  return success();
+}
+

@@ -1,0 +1,359 @@
+//===- CudaVariants.cpp - sm_90a TMA/wgmma kernel variants ----------------===//
+#include "CudaVariants.h"
+#include "Common.h"
+#include "Device.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tile::rt::cuda {
+namespace {
+
+using json = nlohmann::json;
+
+bool intArray(const json &v, size_t n, int64_t lo, int64_t hi, int64_t *out) {
+  if (!v.is_array() || v.size() != n)
+    return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!v[i].is_number_integer())
+      return false;
+    int64_t x = v[i].get<int64_t>();
+    if (x < lo || x > hi)
+      return false;
+    out[i] = x;
+  }
+  return true;
+}
+
+/// Parses one "tma" entry; "" or what is wrong (prefixed by the caller).
+std::string parseTma(const json &t, const KernelPlan &plan, TmaSpec &spec) {
+  if (!t.is_object())
+    return " must be an object";
+  auto param = t.find("param");
+  if (param == t.end() || !param->is_number_integer())
+    return ".param must be an integer";
+  int64_t p = param->get<int64_t>();
+  if (p < 0 || size_t(p) >= plan.params.size() || !plan.params[p].isTensor)
+    return ".param (" + str(p) + ") must be the index of a tensor param";
+  spec.param = int(p);
+  const ParamPlan &pp = plan.params[size_t(p)];
+  auto dtype = t.find("dtype");
+  if (dtype == t.end() || !dtype->is_string())
+    return ".dtype must be a string";
+  spec.dataType =
+      tensorMapDataType(dtype->get<std::string>(), &spec.elementBytes);
+  if (spec.dataType < 0 || spec.elementBytes != pp.elemBytes)
+    return ".dtype '" + dtype->get<std::string>() +
+           "' is not a tensor map type of the param's dtype '" + pp.dtypeName +
+           "'";
+  auto rank = t.find("rank");
+  if (rank == t.end() || !rank->is_number_integer() ||
+      rank->get<int64_t>() != pp.rank || pp.rank < 1 || pp.rank > 5)
+    return ".rank must equal the param's rank (1..5)";
+  spec.rank = uint32_t(pp.rank);
+  int64_t v[5];
+  auto box = t.find("box");
+  if (box == t.end() || !intArray(*box, spec.rank, 1, 256, v))
+    return ".box must be rank integers in 1..256";
+  for (uint32_t i = 0; i < spec.rank; ++i)
+    spec.box[i] = uint32_t(v[i]);
+  auto es = t.find("element_strides");
+  if (es != t.end()) {
+    if (!intArray(*es, spec.rank, 1, 8, v))
+      return ".element_strides must be rank integers in 1..8";
+    for (uint32_t i = 0; i < spec.rank; ++i)
+      spec.elementStrides[i] = uint32_t(v[i]);
+  }
+  struct Named {
+    const char *key;
+    int (*parse)(const std::string &);
+    int *out;
+  } named[] = {{"interleave", tensorMapInterleave, &spec.interleave},
+               {"swizzle", tensorMapSwizzle, &spec.swizzle},
+               {"l2_promotion", tensorMapL2Promotion, &spec.l2Promotion},
+               {"oob_fill", tensorMapOobFill, &spec.oobFill}};
+  for (const Named &n : named) {
+    auto it = t.find(n.key);
+    if (it == t.end())
+      continue;
+    int e = it->is_string() ? n.parse(it->get<std::string>()) : -1;
+    if (e < 0)
+      return std::string(".") + n.key + " is not a known value";
+    *n.out = e;
+  }
+  return "";
+}
+
+} // namespace
+
+bool variantsDisabled() {
+  const char *v = std::getenv("TILE_DISABLE_VARIANTS");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+bool parseVariants(const KernelPlan &plan, std::vector<VariantSpec> &out,
+                   std::string &error) {
+  out.clear();
+  json root = json::parse(plan.metadataText, nullptr, false);
+  if (root.is_discarded() || !root.is_object())
+    return true; // parseMetadata has accepted it; nothing to add
+  auto vs = root.find("variants");
+  if (vs == root.end())
+    return true;
+  if (!vs->is_array()) {
+    error = "bundle metadata: variants must be an array";
+    return false;
+  }
+  for (size_t i = 0; i < vs->size(); ++i) {
+    const json &v = (*vs)[i];
+    std::string path = "bundle metadata: variants[" + str(int64_t(i)) + "]";
+    if (!v.is_object()) {
+      error = path + " must be an object";
+      return false;
+    }
+    auto kind = v.find("kind");
+    if (kind == v.end() || !kind->is_string()) {
+      error = path + ".kind must be a string";
+      return false;
+    }
+    if (kind->get<std::string>() != "sm90_tma_wgmma")
+      continue; // a kind this runtime does not know: entry.kernel does it
+    VariantSpec s;
+    s.kind = kind->get<std::string>();
+    auto chip = v.find("chip");
+    auto kernel = v.find("kernel");
+    if (chip == v.end() || !chip->is_string() || kernel == v.end() ||
+        !kernel->is_string() || kernel->get<std::string>().empty()) {
+      error = path + " needs string 'chip' and 'kernel' fields";
+      return false;
+    }
+    s.chip = chip->get<std::string>();
+    s.kernel = kernel->get<std::string>();
+    int64_t b[3], shared = -1;
+    auto block = v.find("block");
+    auto sh = v.find("shared_bytes");
+    if (block == v.end() || !intArray(*block, 3, 1, 1024, b) ||
+        b[0] * b[1] * b[2] > 1024) {
+      error = path + ".block must be three positive integers (at most 1024 "
+                     "threads)";
+      return false;
+    }
+    if (sh == v.end() || !sh->is_number_integer() ||
+        (shared = sh->get<int64_t>()) < 0 || shared > (int64_t(1) << 30)) {
+      error = path + ".shared_bytes must be an integer in [0, 2^30]";
+      return false;
+    }
+    for (int d = 0; d < 3; ++d)
+      s.block[d] = unsigned(b[d]);
+    s.sharedBytes = unsigned(shared);
+    auto tma = v.find("tma");
+    if (tma == v.end() || !tma->is_array()) {
+      error = path + ".tma must be an array";
+      return false;
+    }
+    for (size_t j = 0; j < tma->size(); ++j) {
+      TmaSpec t;
+      std::string why = parseTma((*tma)[j], plan, t);
+      if (!why.empty()) {
+        error = path + ".tma[" + str(int64_t(j)) + "]" + why;
+        return false;
+      }
+      s.tma.push_back(t);
+    }
+    out.push_back(std::move(s));
+  }
+  return true;
+}
+
+bool VariantLauncher::Key::operator==(const Key &o) const {
+  if (entry != o.entry || rank != o.rank || base != o.base)
+    return false;
+  for (uint32_t d = 0; d < rank; ++d)
+    if (shape[d] != o.shape[d] || strides[d] != o.strides[d])
+      return false;
+  return true;
+}
+
+std::unique_ptr<VariantLauncher>
+VariantLauncher::create(Driver *drv, const std::vector<VariantSpec> &variants,
+                        size_t numParams, CUmodule module, CUcontext ctx,
+                        int device, int cc, bool fromCubin, std::string &why) {
+  why.clear();
+  if (variants.empty())
+    return nullptr;
+  if (variantsDisabled()) {
+    why = "TILE_DISABLE_VARIANTS is set";
+    return nullptr;
+  }
+  const Api &a = drv->api;
+  for (const VariantSpec &v : variants) {
+    int vcc;
+    bool specific;
+    if (v.kind != "sm90_tma_wgmma" || !parseChip(v.chip, vcc, specific))
+      continue;
+    if (cc != 90 || vcc != 90) {
+      why = "variant " + v.kernel + " needs compute capability 9.0";
+      continue;
+    }
+    if (!fromCubin) {
+      why =
+          "variant " + v.kernel + " needs the cubin (the PTX was JIT-compiled)";
+      continue;
+    }
+    if (!a.cuTensorMapEncodeTiled) {
+      why = "the driver has no cuTensorMapEncodeTiled (older than CUDA 12.0)";
+      continue;
+    }
+    if (numParams + v.tma.size() > kMaxKernelParams) {
+      why = "variant " + v.kernel + " has too many kernel parameters";
+      continue;
+    }
+    CUfunction fn = nullptr;
+    CUresult r = a.cuModuleGetFunction(&fn, module, v.kernel.c_str());
+    if (r != kSuccess) {
+      why = "the cubin has no kernel '" + v.kernel + "' (" + errorText(r) + ")";
+      continue;
+    }
+    // Always opt in above the default: the NVPTX backend turns the dynamic
+    // shared memory symbol into a small static .shared variable, and the
+    // variant has static mbarriers too.
+    if (v.sharedBytes >= 48 * 1024) {
+      int optin = drv->maxSharedOptin(device);
+      if (optin > 0 && v.sharedBytes > unsigned(optin)) {
+        why = "variant " + v.kernel + " needs " + str(v.sharedBytes) +
+              " bytes of shared memory, the device allows " + str(optin);
+        continue;
+      }
+      r = a.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSharedBytes,
+                               int(v.sharedBytes));
+      if (r != kSuccess) {
+        why = "cannot raise the dynamic shared memory limit of " + v.kernel +
+              ": " + errorText(r);
+        continue;
+      }
+    }
+    CUdeviceptr slab = 0;
+    r = a.cuMemAlloc(&slab, kCacheSlots * sizeof(TensorMap));
+    if (r != kSuccess) {
+      why = "cannot allocate the tensor map cache: " + errorText(r);
+      continue;
+    }
+    std::unique_ptr<VariantLauncher> l(new VariantLauncher());
+    l->drv_ = drv;
+    l->ctx_ = ctx;
+    l->fn_ = fn;
+    l->encode_ = reinterpret_cast<EncodeTiledFn>(a.cuTensorMapEncodeTiled);
+    l->spec_ = v;
+    l->slab_ = slab;
+    return l;
+  }
+  return nullptr;
+}
+
+VariantLauncher::~VariantLauncher() {
+  if (slab_) {
+    ScopedContext scope(drv_->api, ctx_);
+    drv_->api.cuMemFree(slab_);
+  }
+}
+
+bool VariantLauncher::prepare(void *const *args, CUstream stream,
+                              CUdeviceptr *mapPtrs, std::string &why,
+                              std::unique_lock<std::mutex> &lock) {
+  // Keys first, without the lock: the checks and the descriptor reads.
+  Key keys[8];
+  const size_t n = spec_.tma.size();
+  if (n > 8) {
+    why = "more than 8 tensor maps";
+    return false;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const TmaSpec &t = spec_.tma[i];
+    // The memref descriptor {allocated, aligned, offset, sizes, strides}.
+    const char *desc = static_cast<const char *>(args[t.param]);
+    char *aligned;
+    int64_t offset;
+    std::memcpy(&aligned, desc + 8, 8);
+    std::memcpy(&offset, desc + 16, 8);
+    Key &k = keys[i];
+    k.entry = uint32_t(i);
+    k.rank = t.rank;
+    k.base = reinterpret_cast<uintptr_t>(aligned + offset * t.elementBytes);
+    std::memcpy(k.shape, desc + 24, 8 * t.rank);
+    std::memcpy(k.strides, desc + 24 + 8 * t.rank, 8 * t.rank);
+    // Row-major contiguous (the argument checks guarantee it; a map of
+    // anything else would read the wrong elements).
+    int64_t expect = 1;
+    for (int d = int(t.rank) - 1; d >= 0; --d) {
+      if (k.shape[d] != 1 && k.strides[d] != expect) {
+        why = "tensor param " + str(t.param) + " is not row-major contiguous";
+        return false;
+      }
+      expect *= k.shape[d];
+    }
+    why = checkTensorMap(t, reinterpret_cast<const void *>(k.base), k.shape);
+    if (!why.empty()) {
+      why = "tensor param " + str(t.param) + ": " + why;
+      return false;
+    }
+  }
+  // Held by the caller until the launch is enqueued: a slot handed out
+  // here must not be replaced before the launch that reads it is queued
+  // (a replacement synchronizes the context first).
+  lock = std::unique_lock<std::mutex>(mu_);
+  const uint64_t now = ++clock_;
+  for (size_t i = 0; i < n; ++i) {
+    size_t hit = kCacheSlots, victim = 0;
+    for (size_t s = 0; s < kCacheSlots; ++s) {
+      if (slots_[s].used && slots_[s].key == keys[i]) {
+        hit = s;
+        break;
+      }
+      if (!slots_[s].used ||
+          (slots_[victim].used && slots_[s].lastUse < slots_[victim].lastUse))
+        victim = s;
+    }
+    if (hit == kCacheSlots) {
+      // Never overwrite a map of this launch's other entries.
+      if (slots_[victim].used && slots_[victim].lastUse == now) {
+        why = "tensor map cache too small";
+        return false;
+      }
+      TensorMap map;
+      why = encodeTensorMap(encode_, spec_.tma[i],
+                            reinterpret_cast<void *>(keys[i].base),
+                            keys[i].shape, &map);
+      if (!why.empty())
+        return false;
+      const Api &a = drv_->api;
+      // A launch in flight may still read the slot being replaced.
+      if (slots_[victim].used && a.cuCtxSynchronize() != kSuccess) {
+        why = "cuCtxSynchronize failed";
+        return false;
+      }
+      slots_[victim].used = false;
+      // Ordered before this launch on its stream, and complete before we
+      // return (launches on other streams may reuse the cached copy; a
+      // plain cuMemcpyHtoD from pageable memory may still be in flight on
+      // the legacy stream when it returns). Only on a cache miss.
+      CUresult r =
+          a.cuMemcpyHtoDAsync(slotPtr(victim), &map, sizeof(map), stream);
+      if (r == kSuccess)
+        r = a.cuStreamSynchronize(stream);
+      if (r != kSuccess) {
+        why = "copying a tensor map to the device failed: " + errorText(r);
+        return false;
+      }
+      slots_[victim].key = keys[i];
+      slots_[victim].used = true;
+      hit = victim;
+    }
+    slots_[hit].lastUse = now;
+    mapPtrs[i] = slotPtr(hit);
+  }
+  return true;
+}
+
+} // namespace tile::rt::cuda

@@ -1,0 +1,116 @@
+//===- CudaVariants.h - Hardware-specific kernel variants (sm_90a TMA) ----===//
+//
+// The runtime side of the metadata's `variants` (docs/bundle.md, "Kernel
+// variants"). Today one kind: "sm90_tma_wgmma", a second kernel in the same
+// cubin that needs, per launch, one CUtensorMap per "tma" entry in device
+// memory, passed as trailing `CUtensorMap *` kernel parameters.
+//
+//   * parseVariants (load time, no GPU): the variants this runtime knows,
+//     validated against the plan; unknown kinds are ignored (entry.kernel
+//     always implements the launch).
+//   * VariantLauncher (one per kernel and device, created when the module is
+//     loaded): used only on compute capability 9.0 with the cubin loaded
+//     (not the PTX JIT), a driver exporting cuTensorMapEncodeTiled and
+//     TILE_DISABLE_VARIANTS unset; holds the variant's CUfunction (dynamic
+//     shared memory limit raised) and a bounded, thread-safe cache of
+//     device copies of the encoded maps keyed by (entry, data pointer,
+//     shape, strides): repeated launches with the same tensors encode and
+//     copy nothing. prepare() answers false (-> launch entry.kernel) when
+//     a tensor cannot be described by a map (a dim of 0, data not 16-byte
+//     aligned, a row pitch not a multiple of 16 bytes, ...).
+//
+// Environment: TILE_DISABLE_VARIANTS=1 always launches entry.kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_LIB_RUNTIME_CUDAVARIANTS_H
+#define TILE_LIB_RUNTIME_CUDAVARIANTS_H
+
+#include "CudaDriver.h"
+#include "CudaTensorMap.h"
+#include "Metadata.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tile::rt::cuda {
+
+struct VariantSpec {
+  std::string kind, chip, kernel;
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+  std::vector<TmaSpec> tma;
+};
+
+/// The known variants of `plan` (from plan.metadataText). False with
+/// `error` ("bundle metadata: variants[0].tma[1].box ...") for a malformed
+/// variant of a known kind.
+bool parseVariants(const KernelPlan &plan, std::vector<VariantSpec> &out,
+                   std::string &error);
+
+/// Whether TILE_DISABLE_VARIANTS is set to a non-empty value other than 0.
+bool variantsDisabled();
+
+class VariantLauncher {
+public:
+  /// At most this many cached maps per (kernel, device); the least recently
+  /// used one is replaced (after cuCtxSynchronize: a launch in flight may
+  /// still read it).
+  static constexpr size_t kCacheSlots = 64;
+
+  /// The launcher of the first usable variant for a module loaded on a
+  /// device of compute capability `cc` from `image` ("cubin" or JIT), or
+  /// nullptr with the reason in `why` (empty when there is no variant at
+  /// all). Call with `ctx` current.
+  static std::unique_ptr<VariantLauncher>
+  create(Driver *drv, const std::vector<VariantSpec> &variants,
+         size_t numParams, CUmodule module, CUcontext ctx, int device, int cc,
+         bool fromCubin, std::string &why);
+  ~VariantLauncher(); // frees the device copies (pushes ctx)
+
+  /// The trailing kernel params for this launch: mapPtrs[i] = device copy
+  /// of "tma" entry i (args: the CPU-ABI memref descriptors). A cache miss
+  /// encodes the map, copies it on `stream` and waits for that stream
+  /// (so the copy is visible to later launches on any stream). False when
+  /// the variant cannot run these tensors (then launch entry.kernel);
+  /// `why` says why. Call with the context current.
+  /// On success `lock` holds the cache: keep it until cuLaunchKernel has
+  /// returned (a cached map is only replaced after cuCtxSynchronize, which
+  /// covers launches already enqueued).
+  bool prepare(void *const *args, CUstream stream, CUdeviceptr *mapPtrs,
+               std::string &why, std::unique_lock<std::mutex> &lock);
+
+  const VariantSpec &spec() const { return spec_; }
+  CUfunction function() const { return fn_; }
+  size_t numMaps() const { return spec_.tma.size(); }
+
+private:
+  struct Key {
+    uint32_t entry = 0, rank = 0;
+    uintptr_t base = 0;
+    int64_t shape[5] = {}, strides[5] = {};
+    bool operator==(const Key &o) const;
+  };
+  struct Slot {
+    Key key;
+    uint64_t lastUse = 0;
+    bool used = false;
+  };
+  VariantLauncher() = default;
+  CUdeviceptr slotPtr(size_t i) const { return slab_ + i * sizeof(TensorMap); }
+
+  Driver *drv_ = nullptr;
+  CUcontext ctx_ = nullptr;
+  CUfunction fn_ = nullptr;
+  EncodeTiledFn encode_ = nullptr;
+  VariantSpec spec_;
+  CUdeviceptr slab_ = 0; // kCacheSlots maps, 128 bytes each (256-aligned base)
+  std::mutex mu_;
+  Slot slots_[kCacheSlots];
+  uint64_t clock_ = 0;
+};
+
+} // namespace tile::rt::cuda
+
+#endif // TILE_LIB_RUNTIME_CUDAVARIANTS_H

@@ -1,0 +1,84 @@
+"""The package on an NVIDIA GPU (run on the GPU host by utils/gpu/run.sh).
+
+The GPU host has no compiler: the bundles are compiled on the build host by
+utils/gpu/prepare.sh into .gpu/examples/NAME.CHIP.tileb and loaded with
+tile.load. Skipped where torch has no CUDA device or the bundles are absent."""
+
+import os
+import pathlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+tile = pytest.importorskip("tile")
+
+BUNDLES = pathlib.Path(os.environ.get(
+    "TILE_GPU_EXAMPLES",
+    pathlib.Path(__file__).resolve().parents[2] / ".gpu" / "examples"))
+CHIPS = ["sm_90a", "sm_80"]  # sm_80 runs through the PTX JIT on an H200
+BACKENDS = ["ffi", "native"]
+
+
+def bundle(name, chip):
+    path = BUNDLES / f"{name}.{chip}.tileb"
+    if not path.exists():
+        pytest.skip(f"{path} not prepared (utils/gpu/prepare.sh)")
+    return path
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_in_torch_out(chip, backend):
+    k = tile.load(bundle("elementwise_add", chip), execution_backend=backend)
+    assert k.backend == backend
+    a = torch.randn(5000, device="cuda")
+    b = torch.randn(5000, device="cuda")
+    c = k(a, b)  # the omitted output is allocated by torch on a's device
+    assert isinstance(c, torch.Tensor) and c.is_cuda
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gemm_matches_torch(backend):
+    k = tile.load(bundle("gemm", "sm_90a"), execution_backend=backend)
+    a = torch.randn(300, 200, device="cuda", dtype=torch.float16)
+    b = torch.randn(200, 260, device="cuda", dtype=torch.float16)
+    c = torch.full((300, 260), float("nan"), device="cuda", dtype=torch.float16)
+    k(a, b, c)
+    ref = a.double() @ b.double()
+    err = (c.double() - ref).norm() / ref.norm()
+    assert err < 2e-3, err
+
+
+def test_runs_on_torch_current_stream():
+    k = tile.load(bundle("elementwise_add", "sm_90a"))
+    a = torch.randn(1 << 20, device="cuda")
+    b = torch.randn(1 << 20, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        c = k(a, b)  # default: torch's current stream, i.e. s
+        s.synchronize()
+    assert torch.equal(c, a + b)
+    c2 = torch.empty_like(a)
+    k(a, b, c2, stream=s.cuda_stream)  # an explicit stream handle
+    s.synchronize()
+    assert torch.equal(c2, a + b)
+
+
+def test_wrong_device_is_rejected():
+    k = tile.load(bundle("elementwise_add", "sm_90a"))
+    a = torch.randn(16)  # host tensor for a CUDA kernel
+    with pytest.raises(Exception, match="argument 'A'"):
+        k(a, a.clone())
+
+
+def test_do_bench_uses_cuda_events():
+    k = tile.load(bundle("gemm", "sm_90a"))
+    a = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+    b = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+    c = torch.empty(1024, 1024, device="cuda", dtype=torch.float16)
+    ms = k.get_profiler().do_bench(warmup=5, rep=20, inputs=[a, b, c])
+    assert 0 < ms < 100
