@@ -351,8 +351,10 @@ private:
     for (size_t i = 0; i < vl.numMaps(); ++i)
       kp[params_.size() + i] = &maps[i];
     const VariantSpec &s = vl.spec();
+    unsigned grid[3];
+    vl.grid(gx, gy, gz, grid);
     CUresult r = drv_->api.cuLaunchKernel(
-        vl.function(), unsigned(gx), unsigned(gy), unsigned(gz), s.block[0],
+        vl.function(), grid[0], grid[1], grid[2], s.block[0],
         s.block[1], s.block[2], s.sharedBytes, static_cast<CUstream>(stream),
         kp, nullptr);
     lock.unlock();
@@ -360,8 +362,8 @@ private:
     if (r != kSuccess)
       st = fail(TILE_STATUS_LAUNCH_FAILED,
                 "kernel '" + name_ + "': cuLaunchKernel of " + s.kernel +
-                    " failed: " + errorText(r) + " (grid [" + str(gx) + ", " +
-                    str(gy) + ", " + str(gz) + "], block [" + str(s.block[0]) +
+                    " failed: " + errorText(r) + " (grid [" + str(grid[0]) +
+                    ", " + str(grid[1]) + ", " + str(grid[2]) + "], block [" + str(s.block[0]) +
                     ", " + str(s.block[1]) + ", " + str(s.block[2]) + "], " +
                     str(s.sharedBytes) + " bytes of dynamic shared memory)");
     return true;

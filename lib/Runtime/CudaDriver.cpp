@@ -161,8 +161,12 @@ CUcontext Driver::context(int ordinal) {
   api.cuDeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, h);
   if (api.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, h))
     api.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlock, h);
+  int sms = 0;
+  if (api.cuDeviceGetAttribute(&sms, kAttrMultiprocessorCount, h))
+    sms = 0;
   dev.cc = major * 10 + minor;
   dev.smemOptin = optin;
+  dev.sms = sms;
   dev.ctx.store(c, std::memory_order_release);
   return c;
 }
@@ -177,6 +181,12 @@ int Driver::maxSharedOptin(int ordinal) {
   if (!context(ordinal))
     return 0;
   return devices_[size_t(ordinal)].smemOptin;
+}
+
+int Driver::multiprocessorCount(int ordinal) {
+  if (!context(ordinal))
+    return 0;
+  return devices_[size_t(ordinal)].sms;
 }
 
 bool parseChip(const std::string &chip, int &cc, bool &archSpecific) {

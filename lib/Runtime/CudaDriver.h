@@ -57,6 +57,7 @@ enum : CUresult {
 // CUdevice_attribute values.
 enum : int {
   kAttrMaxSharedPerBlock = 8,
+  kAttrMultiprocessorCount = 16,
   kAttrComputeCapabilityMajor = 75,
   kAttrComputeCapabilityMinor = 76,
   kAttrMaxSharedPerBlockOptin = 97,
@@ -132,12 +133,14 @@ public:
   int computeCapability(int ordinal);
   /// The device's opt-in maximum of dynamic shared memory per block.
   int maxSharedOptin(int ordinal);
+  /// The device's number of multiprocessors, 0 if unknown.
+  int multiprocessorCount(int ordinal);
 
 private:
   friend tile_status load(Driver *&);
   struct Device {
     std::atomic<CUcontext> ctx{nullptr};
-    int cc = 0, smemOptin = 0;
+    int cc = 0, smemOptin = 0, sms = 0;
   };
   void *handle_ = nullptr;
   std::mutex mu_;

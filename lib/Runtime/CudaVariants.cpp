@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -148,6 +149,14 @@ bool parseVariants(const KernelPlan &plan, std::vector<VariantSpec> &out,
     for (int d = 0; d < 3; ++d)
       s.block[d] = unsigned(b[d]);
     s.sharedBytes = unsigned(shared);
+    if (auto grid = v.find("grid"); grid != v.end()) {
+      std::string g = grid->is_string() ? grid->get<std::string>() : "";
+      if (g != "launch" && g != "sms") {
+        error = path + ".grid must be \"launch\" or \"sms\"";
+        return false;
+      }
+      s.gridSms = g == "sms";
+    }
     auto tma = v.find("tma");
     if (tma == v.end() || !tma->is_array()) {
       error = path + ".tma must be an array";
@@ -246,6 +255,7 @@ VariantLauncher::create(Driver *drv, const std::vector<VariantSpec> &variants,
     l->fn_ = fn;
     l->encode_ = reinterpret_cast<EncodeTiledFn>(a.cuTensorMapEncodeTiled);
     l->spec_ = v;
+    l->sms_ = drv->multiprocessorCount(device);
     l->slab_ = slab;
     return l;
   }
@@ -257,6 +267,19 @@ VariantLauncher::~VariantLauncher() {
     ScopedContext scope(drv_->api, ctx_);
     drv_->api.cuMemFree(slab_);
   }
+}
+
+void VariantLauncher::grid(int64_t gx, int64_t gy, int64_t gz,
+                           unsigned out[3]) const {
+  if (!spec_.gridSms) {
+    out[0] = unsigned(gx), out[1] = unsigned(gy), out[2] = unsigned(gz);
+    return;
+  }
+  // The kernel strides over gx*gy*gz tiles by the number of CTAs: any
+  // count is correct; one per SM keeps each SM busy for the whole launch.
+  int64_t tiles = gx * gy * gz;
+  int64_t n = sms_ > 0 ? std::min<int64_t>(tiles, sms_) : tiles;
+  out[0] = unsigned(std::max<int64_t>(n, 1)), out[1] = 1, out[2] = 1;
 }
 
 bool VariantLauncher::prepare(void *const *args, CUstream stream,

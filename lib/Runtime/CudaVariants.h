@@ -19,6 +19,10 @@
 //     a tensor cannot be described by a map (a dim of 0, data not 16-byte
 //     aligned, a row pitch not a multiple of 16 bytes, ...).
 //
+// A variant with "grid": "sms" (persistent kernel) is launched with
+// min(#multiprocessors, tiles) CTAs, tiles = the product of the launch's
+// grid (VariantLauncher::grid).
+//
 // Environment: TILE_DISABLE_VARIANTS=1 always launches entry.kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +44,10 @@ struct VariantSpec {
   std::string kind, chip, kernel;
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
+  /// "grid": "launch" (default: the launch's own grid) or "sms" (a
+  /// persistent kernel: one CTA per multiprocessor, at most one per tile of
+  /// the launch's grid, as a 1-D grid; the kernel loops over the tiles).
+  bool gridSms = false;
   std::vector<TmaSpec> tma;
 };
 
@@ -82,6 +90,9 @@ public:
                std::string &why, std::unique_lock<std::mutex> &lock);
 
   const VariantSpec &spec() const { return spec_; }
+  /// The variant's grid for a launch of grid (gx, gy, gz): the same, or
+  /// for "grid": "sms" min(#SMs, gx*gy*gz) CTAs along x.
+  void grid(int64_t gx, int64_t gy, int64_t gz, unsigned out[3]) const;
   CUfunction function() const { return fn_; }
   size_t numMaps() const { return spec_.tma.size(); }
 
@@ -105,6 +116,7 @@ private:
   CUfunction fn_ = nullptr;
   EncodeTiledFn encode_ = nullptr;
   VariantSpec spec_;
+  int sms_ = 0; // multiprocessors of the device (0: unknown)
   CUdeviceptr slab_ = 0; // kCacheSlots maps, 128 bytes each (256-aligned base)
   std::mutex mu_;
   Slot slots_[kCacheSlots];

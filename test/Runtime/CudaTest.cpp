@@ -23,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -583,6 +584,23 @@ TEST(CudaVariants, ParseAndCheck) {
   EXPECT_FALSE(cuda::parseVariants(plan, vs, error));
   EXPECT_EQ(error, "bundle metadata: variants[0].tma[1].dtype 'float16' is "
                    "not a tensor map type of the param's dtype 'float32'");
+  // "grid": "launch" (default) or "sms" (persistent); anything else is an
+  // error.
+  m = cudaAddVariantMeta();
+  m["variants"][0]["grid"] = "sms";
+  plan.metadataText = m.dump();
+  ASSERT_TRUE(cuda::parseVariants(plan, vs, error)) << error;
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_TRUE(vs[0].gridSms);
+  m["variants"][0]["grid"] = "launch";
+  plan.metadataText = m.dump();
+  ASSERT_TRUE(cuda::parseVariants(plan, vs, error)) << error;
+  EXPECT_FALSE(vs[0].gridSms);
+  m["variants"][0]["grid"] = 3;
+  plan.metadataText = m.dump();
+  EXPECT_FALSE(cuda::parseVariants(plan, vs, error));
+  EXPECT_EQ(error,
+            "bundle metadata: variants[0].grid must be \"launch\" or \"sms\"");
   // The per-tensor checks (generic kernel when they fail).
   cuda::TmaSpec t;
   t.dataType = cuda::kTensorMapFloat16;
@@ -677,6 +695,41 @@ TEST(CudaMock, VariantOnSm90CubinBothBackends) {
     EXPECT_EQ(c[10], 6.0f);
   }
   EXPECT_EQ(mock->pushes, mock->pops);
+}
+
+TEST(CudaMock, PersistentVariantGrid) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  unsigned launchGrid[3];
+  for (const char *grid : {"launch", "sms"}) {
+    SCOPED_TRACE(grid);
+    json m = cudaAddVariantMeta();
+    m["variants"][0]["grid"] = grid;
+    KernelGuard k(load(cudaBundle(m), "ffi"));
+    ASSERT_TRUE(k.k);
+    for (int64_t n : {int64_t(1000), int64_t(1) << 20}) {
+      DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
+      tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                          tile_arg_tensor(c.dl())};
+      ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+                TILE_STATUS_OK)
+          << tile_last_error();
+      EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+      if (std::string(grid) == "launch") {
+        if (n == 1000)
+          std::copy(mock->grid, mock->grid + 3, launchGrid);
+        continue;
+      }
+      // One CTA per SM (the mock has 132), at most one per tile, along x.
+      if (n == 1000)
+        EXPECT_EQ(mock->grid[0],
+                  std::min(132u, launchGrid[0] * launchGrid[1] * launchGrid[2]));
+      else
+        EXPECT_EQ(mock->grid[0], 132u);
+      EXPECT_EQ(mock->grid[1], 1u);
+      EXPECT_EQ(mock->grid[2], 1u);
+    }
+  }
 }
 
 TEST(CudaMock, VariantCacheIsBounded) {

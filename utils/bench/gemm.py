@@ -336,8 +336,10 @@ def main_hopper(args):
               (16, 4096, 4096)]
     if args.quick:
         shapes = shapes[:1]
+    # (1999, 3000, 520): 192 tiles of 128x256 (more than one per SM for a
+    # persistent variant) with M, N and K tails.
     check_shapes = [(1000, 1000, 1000), (1001, 999, 1003), (256, 384, 4096),
-                    (1, 8, 8), (300, 264, 200)]
+                    (1, 8, 8), (300, 264, 200), (1999, 3000, 520)]
     results = {"shapes": [], "kernels": []}
     for dt in ("bf16", "f16"):
         tdt = torch.bfloat16 if dt == "bf16" else torch.float16

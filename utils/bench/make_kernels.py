@@ -20,7 +20,9 @@ instead compiles the Hopper benchmark's kernels with --chip=sm_90a (the
 generic kernel plus the TMA/wgmma variant, docs/bundle.md "Kernel
 variants"): examples/gemm.mlir (128x128 tiles) and
 utils/bench/kernels/gemm_128x256.mlir, each in f16 and in bf16 (the same
-program with xf16 -> xbf16), into OUT/NAME.tileb and OUT/hopper.json,
+program with xf16 -> xbf16), each also with the persistent variant
+(NAMEp: pipeline option sm90-persistent), into OUT/NAME.tileb and
+OUT/hopper.json,
 read by `gemm.py --hopper OUT`.
 """
 import argparse, json, os, re, subprocess, sys
@@ -95,24 +97,33 @@ def name_of(cfg, dt):
     return f"gemm_{dt}_{bm}x{bn}x{bk}_t{threads}_s{stages}"
 
 
-HOPPER_KERNELS = [  # (name, source, tile M, tile N)
-    ("example_128x128", "examples/gemm.mlir", 128, 128),
-    ("gemm_128x256", "utils/bench/kernels/gemm_128x256.mlir", 128, 256),
+HOPPER_KERNELS = [  # (name, source, tile M, tile N, persistent)
+    ("example_128x128", "examples/gemm.mlir", 128, 128, False),
+    ("gemm_128x256", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, False),
+    # The same programs with the persistent sm90 variant (pipeline option
+    # sm90-persistent: one CTA per SM looping over tiles, "grid": "sms").
+    ("example_128x128p", "examples/gemm.mlir", 128, 128, True),
+    ("gemm_128x256p", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, True),
 ]
+
+PERSISTENT_PIPELINE = ("builtin.module(tile-to-nvvm{chip=sm_90a "
+                       "features=+ptx80 format=none sm90-persistent=true})")
 
 
 def make_hopper(root, tilec, out):
     os.makedirs(out, exist_ok=True)
     manifest = []
-    for name, rel, tm, tn in HOPPER_KERNELS:
+    for name, rel, tm, tn, persistent in HOPPER_KERNELS:
         text = open(os.path.join(root, rel)).read()
         for dt in ("f16", "bf16"):
             src = os.path.join(out, f"{name}_{dt}.mlir")
             with open(src, "w") as f:
                 f.write(text if dt == "f16" else text.replace("xf16", "xbf16"))
             bundle = os.path.join(out, f"{name}_{dt}.tileb")
+            extra = ([f"--pass-pipeline={PERSISTENT_PIPELINE}"]
+                     if persistent else [])
             subprocess.run([tilec, src, "--target=cuda", "--chip=sm_90a",
-                            "-o", bundle], check=True)
+                            "-o", bundle] + extra, check=True)
             md = json.loads(subprocess.run(
                 [sys.executable, os.path.join(root, "utils/bench/gemm.py"),
                  "--print-metadata", bundle], check=True, capture_output=True,
@@ -121,7 +132,7 @@ def make_hopper(root, tilec, out):
                         if v.get("kind") == "sm90_tma_wgmma"]
             manifest.append(dict(
                 name=f"{name}_{dt}", source=rel, dtype=dt, tile_m=tm,
-                tile_n=tn, shared_bytes=md["shared_bytes"],
+                tile_n=tn, persistent=persistent, shared_bytes=md["shared_bytes"],
                 variant=variants[0] if variants else None))
             print(f"{name}_{dt}: generic {md['block'][0]} threads "
                   f"{md['shared_bytes']} B; variant "

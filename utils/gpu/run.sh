@@ -6,7 +6,8 @@
 #   1. the runtime gtests (ctest -L gtest; CUDA ones use a mock driver),
 #   2. the E2E suite on the GPU (TILE_E2E_TARGET=cuda, bundles from
 #      .gpu/bundles, references from torch on the GPU when available),
-#   3. the examples under compute-sanitizer (memcheck, racecheck),
+#   3. the Python package's CUDA tests (python/tests/test_cuda.py),
+#   4. the examples under compute-sanitizer (memcheck, racecheck),
 # and print a summary. Exit status: 0 when everything passed.
 # Environment: TILE_GPU_BUILD_DIR (default build-cuda-gpu), TILE_E2E_JOBS (8).
 set -uo pipefail
@@ -90,7 +91,24 @@ for chip in sorted({k[0] for k in counts}):
 PY
 )
 
-# ---- 3. compute-sanitizer ---------------------------------------------------------
+# ---- 3. the Python package on the GPU (torch in -> torch out, streams) ------------
+NB=$("$PY" -m nanobind --cmake_dir 2>/dev/null)
+if [[ -n $NB ]] && cmake -S "$ROOT" -B "$B" -DTILE_ENABLE_PYTHON=ON \
+     -DPython3_EXECUTABLE="$(command -v "$PY")" -Dnanobind_DIR="$NB" \
+     >"$LOG/configure-python.log" 2>&1 &&
+   ninja -C "$B" -j "$JOBS" tile-python >"$LOG/build-python.log" 2>&1; then
+  (cd "$ROOT" && PYTHONPATH="$B/python_packages" TILE_GPU_EXAMPLES="$G/examples" \
+    "$PY" -m pytest -q -p no:cacheprovider -rfEs --junitxml="$LOG/python-cuda.xml" \
+    python/tests/test_cuda.py) >"$LOG/python-cuda.log" 2>&1
+  rc=$?
+  tail -15 "$LOG/python-cuda.log"
+  ((rc == 0)) || FAILED=1
+  note "python package on cuda: $(tail -1 "$LOG/python-cuda.log")"
+else
+  note "python package on cuda: not built (nanobind missing or build failed; see $LOG)"
+fi
+
+# ---- 4. compute-sanitizer ---------------------------------------------------------
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [[ -x $CS ]]; then
   declare -A DIMS=([elementwise_add]="N=5000" [reduce_rows]="M=130,N=300"

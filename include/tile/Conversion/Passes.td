@@ -111,7 +111,10 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target GPU">,
     Option<"remarks", "remarks", "bool", "false",
-           "Emit a remark saying why a pipelined loop is not specialized">
+           "Emit a remark saying why a pipelined loop is not specialized">,
+    Option<"persistent", "persistent", "bool", "false",
+           "Persistent kernels: one CTA per SM looping over output tiles "
+           "(variant metadata grid = \"sms\"; experimental)">
   ];
 }
 

@@ -1,4 +1,4 @@
-//===- Copy.cpp - tile.copy to per-thread code ------------------------------===//
+//===- Copy.cpp - tile.copy to per-thread code ----------------------------===//
 //
 // Global, shared, fragment and local tiles in any combination (cp.async in
 // Gemm.cpp).

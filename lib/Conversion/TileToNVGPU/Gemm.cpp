@@ -1,14 +1,17 @@
 //===- Gemm.cpp - tensor-core gemm and cp.async fast paths ----------------===//
 //
-// gemm: nvgpu.mma.sync (m16n8k16 f16/bf16, m16n8k8 tf32) when C has the
+// gemm: mma.sync (m16n8k16 f16/bf16, m16n8k8 tf32) when C has the
 // mma accumulator layout (tile-infer-layouts), A and B are shared; operand
 // fragments come from ldmatrix (f16/bf16, any transposition) or scalar
 // shared loads (tf32). Each warp owns a (M/wm) x (N/wn) tile of C.
 //
 // copy global -> shared: 16-byte cp.async (nvgpu.device_async_copy) with
-// src-size zero fill for out-of-bounds tails, when the tile's rows are whole
-// 16-byte chunks; a runtime check (row length and base address alignment)
-// falls back to the scalar copy.
+// src-size zero fill for out-of-bounds tails (zero-byte copies for chunks
+// wholly outside, addresses not clamped), when the tile's rows are whole
+// 16-byte chunks; a runtime check (row length, start column and base
+// address alignment) falls back to the scalar copy. Producers of a
+// versioned software pipeline (Pipeline.cpp) skip the check (done once
+// before the loop) and take the iteration's range as a predicate.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,9 +102,9 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
   };
   // nvgpu.mma.sync has no bf16 (its NVVM lowering only deduces f16, tf32,
   // s8, s4, f64; and its tf32 deduction fails on f32 operands in MLIR 22):
-  // tf32 goes to nvvm.mma.sync directly, and bf16 fragments are loaded as f16 bits (ldmatrix on an f16
-  // view of the same shared bytes) and the mma is emitted as nvvm.mma.sync
-  // with i32 operand registers.
+  // tf32 goes to nvvm.mma.sync directly, and bf16 fragments are loaded as
+  // f16 bits (ldmatrix on an f16 view of the same shared bytes) and the mma
+  // is emitted as nvvm.mma.sync with i32 operand registers.
   bool bf16 = at.isBF16();
   Type ldT = bf16 ? (Type)b.getF16Type() : at;
   auto ldSource = [&](Buffer *buf) -> Value {
@@ -242,7 +245,8 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
           }
           return out;
         };
-        NVVM::MMATypes inT = tf32 ? NVVM::MMATypes::tf32 : NVVM::MMATypes::bf16;
+        NVVM::MMATypes inT =
+            tf32 ? NVVM::MMATypes::tf32 : NVVM::MMATypes::bf16;
         Type f32 = b.getF32Type();
         auto resType = LLVM::LLVMStructType::getLiteral(
             b.getContext(), SmallVector<Type>(4, f32));

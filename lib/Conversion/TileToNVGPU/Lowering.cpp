@@ -8,6 +8,10 @@
 // with barriers around it. The semantics are those of convert-tile-to-scf
 // (lib/Conversion/TileToSCF/TileToSCF.cpp), out-of-bounds rules included.
 //
+// This file: the helpers, buffer creation, fill, the SIMT gemm, atomics and
+// the driver (run). The other ops: Copy.cpp, Reduce.cpp, Parallel.cpp,
+// Pipeline.cpp (tile.pipelined), Gemm.cpp (mma.sync, cp.async).
+//
 //===----------------------------------------------------------------------===//
 
 

@@ -1,4 +1,4 @@
-//===- Parallel.cpp - tile.parallel to per-thread code ----------------------===//
+//===- Parallel.cpp - tile.parallel to per-thread code --------------------===//
 //
 // Register-local iterations when every access is local to the thread that
 // runs the iteration, else iterations distributed over the threads with

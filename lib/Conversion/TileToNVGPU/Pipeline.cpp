@@ -1,4 +1,4 @@
-//===- Pipeline.cpp - tile.pipelined to a cp.async software pipeline --------===//
+//===- Pipeline.cpp - tile.pipelined to a cp.async software pipeline ------===//
 //
 //
 //===----------------------------------------------------------------------===//

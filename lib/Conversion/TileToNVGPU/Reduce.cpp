@@ -1,4 +1,4 @@
-//===- Reduce.cpp - tile.reduce to per-thread code --------------------------===//
+//===- Reduce.cpp - tile.reduce to per-thread code ------------------------===//
 //
 // Warp shuffles for replicated fragment targets, a shared-memory staging
 // otherwise; identity/combine are shared with convert-tile-to-scf

@@ -42,6 +42,7 @@ void mlir::tile::buildTileToNVVMPipeline(
   if (sm90) {
     TileWarpSpecializeOptions ws;
     ws.chip = opts.chip;
+    ws.persistent = opts.sm90Persistent;
     pm.addPass(createTileWarpSpecialize(ws));
     pm.addPass(createConvertTileGemmToSM90());
   }

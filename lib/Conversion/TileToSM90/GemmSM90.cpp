@@ -48,6 +48,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include <functional>
+
 namespace mlir::tile {
 #define GEN_PASS_DEF_CONVERTTILEGEMMTOSM90
 #include "tile/Conversion/Passes.h.inc"
@@ -149,8 +151,17 @@ public:
   int64_t bBoxBytes() const { return kBlockK * 64 * 2; }
   int64_t stageBytes() const { return (m.tileM + m.tileN) * kBlockK * 2; }
   int64_t sharedBytes() const {
+    // The persistent kernel's epilogue stores from registers: no staging.
+    if (ws.persistent)
+      return 1024 + ws.stages * stageBytes();
     return 1024 + std::max(ws.stages * stageBytes(), m.tileM * m.tileN * 4);
   }
+
+  /// Persistent kernels: maps the launch's block indices (and the launch
+  /// body's index computations) for linear tile `t` into `mapping`.
+  std::function<void(Value t, IRMapping &mapping)> mapTile;
+  /// Persistent kernels: the number of output tiles (the launch's grid).
+  Value numTiles;
 
   /// Emits the kernel body; `args` are the gpu.func's entry arguments
   /// (kernel params then the two tensor-map pointers), `mapping` maps the
@@ -160,9 +171,24 @@ public:
 private:
   void producer(Value nIter, Value tmaA, Value tmaB, Value full, Value empty,
                 Value aRow, Value bCol);
+  void emitLoad(Value it, Value kIt, Value tmaA, Value tmaB, Value full,
+                Value empty, Value aRow, Value bCol);
+  Value mainLoop(Value nIter, Value g0, Value tmaA, Value tmaB, Value full,
+                 Value empty, Value signaller);
+  void persistentProducer(Value nIter, Value tmaA, Value tmaB, Value full,
+                          Value empty, IRMapping &mapping);
+  void persistentConsumer(Value nIter, Value tmaA, Value tmaB, Value full,
+                          Value empty, IRMapping &mapping);
   void consumer(Value nIter, Value tmaA, Value tmaB, Value full, Value empty,
                 IRMapping &mapping);
   void epilogue(Value acc, IRMapping &mapping);
+  void epilogueFromRegisters(Value acc, IRMapping &mapping);
+  /// The persistent loop over this CTA's tiles: t = linear block id, step
+  /// = number of CTAs; carries the global pipeline iteration count (for the
+  /// stage index and mbarrier phase). `body(tileMapping, g0)` emits one
+  /// tile; returns nothing (the loop's result is unused).
+  void forEachTile(Value nIter, IRMapping &mapping,
+                   function_ref<void(IRMapping &, Value)> body);
   void namedBarrier(int64_t id, int64_t threads) {
     NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(id), i32(threads),
                             /*reductionOp=*/{}, /*reductionPredicate=*/Value{});
@@ -221,11 +247,89 @@ void KernelBuilder::build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr) {
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&roles.getThenRegion().front());
-    producer(nIter, tmaA, tmaB, full, empty, mapping.lookup(m.aRow),
-             mapping.lookup(m.bCol));
+    if (ws.persistent)
+      persistentProducer(nIter, tmaA, tmaB, full, empty, mapping);
+    else
+      producer(nIter, tmaA, tmaB, full, empty, mapping.lookup(m.aRow),
+               mapping.lookup(m.bCol));
     b.setInsertionPointToStart(&roles.getElseRegion().front());
-    consumer(nIter, tmaA, tmaB, full, empty, mapping);
+    if (ws.persistent)
+      persistentConsumer(nIter, tmaA, tmaB, full, empty, mapping);
+    else
+      consumer(nIter, tmaA, tmaB, full, empty, mapping);
   }
+}
+
+void KernelBuilder::forEachTile(
+    Value nIter, IRMapping &mapping,
+    function_ref<void(IRMapping &, Value)> body) {
+  // Linear CTA id and count over the whole launch grid: correct (and
+  // without duplicated work) whatever grid the kernel is launched with.
+  Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value gdx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value gdy = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value gdz = gpu::GridDimOp::create(b, loc, gpu::Dimension::z);
+  bid = add(bid, mul(gdx, add(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+                              mul(gdy, gpu::BlockIdOp::create(
+                                           b, loc, gpu::Dimension::z)))));
+  Value ctas = mul(gdx, mul(gdy, gdz));
+  auto loop =
+      scf::ForOp::create(b, loc, bid, numTiles, ctas, ValueRange{cst(0)});
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  IRMapping tileMapping = mapping;
+  mapTile(loop.getInductionVar(), tileMapping);
+  Value g0 = loop.getRegionIterArg(0);
+  body(tileMapping, g0);
+  scf::YieldOp::create(b, loc, add(g0, nIter));
+}
+
+void KernelBuilder::persistentProducer(Value nIter, Value tmaA, Value tmaB,
+                                       Value full, Value empty,
+                                       IRMapping &mapping) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(ws.producerRegs),
+      NVVM::SetMaxRegisterActionAttr::get(ctx,
+                                          NVVM::SetMaxRegisterAction::decrease));
+  Value issuer = cmp(arith::CmpIPredicate::eq, tid, cst(ws.consumers * 128));
+  auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+  forEachTile(nIter, mapping, [&](IRMapping &tm, Value g0) {
+    Value aRow = tm.lookup(m.aRow), bCol = tm.lookup(m.bCol);
+    auto loop = scf::ForOp::create(b, loc, cst(0), nIter, cst(1));
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    emitLoad(add(g0, i), i, tmaA, tmaB, full, empty, aRow, bCol);
+  });
+}
+
+void KernelBuilder::persistentConsumer(Value nIter, Value tmaA, Value tmaB,
+                                       Value full, Value empty,
+                                       IRMapping &mapping) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(ws.consumerRegs),
+      NVVM::SetMaxRegisterActionAttr::get(ctx,
+                                          NVVM::SetMaxRegisterAction::increase));
+  Value signaller = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
+  forEachTile(nIter, mapping, [&](IRMapping &tm, Value g0) {
+    Value acc = mainLoop(nIter, g0, tmaA, tmaB, full, empty, signaller);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    // The tile's last stage is free now (the in-loop releases stop one
+    // short); the producer may be filling the others for the next tile.
+    Value release = arith::AndIOp::create(
+        b, loc, signaller, cmp(arith::CmpIPredicate::ugt, nIter, cst(0)));
+    auto ifRelease = scf::IfOp::create(b, loc, TypeRange{}, release, false);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
+      Value last = arith::SubIOp::create(b, loc, add(g0, nIter), cst(1));
+      nvgpu::MBarrierArriveOp::create(b, loc, empty,
+                                      remu(last, cst(ws.stages)));
+    }
+    epilogueFromRegisters(acc, tm);
+  });
 }
 
 void KernelBuilder::producer(Value nIter, Value tmaA, Value tmaB, Value full,
@@ -241,6 +345,12 @@ void KernelBuilder::producer(Value nIter, Value tmaA, Value tmaB, Value full,
   auto loop = scf::ForOp::create(b, loc, cst(0), nIter, cst(1));
   b.setInsertionPointToStart(loop.getBody());
   Value it = loop.getInductionVar();
+  emitLoad(it, it, tmaA, tmaB, full, empty, aRow, bCol);
+}
+
+void KernelBuilder::emitLoad(Value it, Value kIt, Value tmaA, Value tmaB,
+                             Value full, Value empty, Value aRow, Value bCol) {
+  // `it`: the pipeline iteration (stage, phase); `kIt`: the K tile.
   Value stage = remu(it, cst(ws.stages));
   Value round = divu(it, cst(ws.stages));
   // Wait until the consumers released this stage's previous contents; the
@@ -252,7 +362,7 @@ void KernelBuilder::producer(Value nIter, Value tmaA, Value tmaB, Value full,
   nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, cst(bytes), stage,
                                           Value{});
   Value stageOff = mul(stage, cst(stageBytes()));
-  Value k0 = mul(it, cst(kBlockK));
+  Value k0 = mul(kIt, cst(kBlockK));
   Value aDst = view(smemType({m.tileM, kBlockK}, m.inType), stageOff);
   nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaA,
                                 ValueRange{k0, aRow}, stage, Value{}, Value{});
@@ -271,6 +381,13 @@ void KernelBuilder::consumer(Value nIter, Value tmaA, Value tmaB, Value full,
       b, loc, b.getI32IntegerAttr(ws.consumerRegs),
       NVVM::SetMaxRegisterActionAttr::get(ctx,
                                           NVVM::SetMaxRegisterAction::increase));
+  Value signaller = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
+  Value acc = mainLoop(nIter, cst(0), tmaA, tmaB, full, empty, signaller);
+  epilogue(acc, mapping);
+}
+
+Value KernelBuilder::mainLoop(Value nIter, Value g0, Value tmaA, Value tmaB,
+                              Value full, Value empty, Value signaller) {
   auto accType = nvgpu::WarpgroupAccumulatorType::get(
       ctx, VectorType::get({64, m.tileN}, b.getF32Type()));
   auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
@@ -278,7 +395,6 @@ void KernelBuilder::consumer(Value nIter, Value tmaA, Value tmaB, Value full,
   auto descBType = nvgpu::WarpgroupMatrixDescriptorType::get(
       ctx, smemType({kBlockK, m.tileN}, m.inType));
   Value acc0 = nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
-  Value signaller = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
   Value aRowOff = mul(wg, cst(64 * kBlockK * 2)); // this warpgroup's rows
 
   auto loop =
@@ -286,7 +402,8 @@ void KernelBuilder::consumer(Value nIter, Value tmaA, Value tmaB, Value full,
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value it = loop.getInductionVar();
+    Value i = loop.getInductionVar();
+    Value it = add(g0, i); // the pipeline iteration (stage, phase)
     Value acc = loop.getRegionIterArg(0);
     Value stage = remu(it, cst(ws.stages));
     Value round = divu(it, cst(ws.stages));
@@ -308,7 +425,7 @@ void KernelBuilder::consumer(Value nIter, Value tmaA, Value tmaB, Value full,
         b, loc, accType, descA, descB, b.getI64IntegerAttr(1),
         /*transposeA=*/UnitAttr{}, /*transposeB=*/b.getUnitAttr(), acc);
     Value release = arith::AndIOp::create(
-        b, loc, signaller, cmp(arith::CmpIPredicate::ugt, it, cst(0)));
+        b, loc, signaller, cmp(arith::CmpIPredicate::ugt, i, cst(0)));
     auto ifRelease = scf::IfOp::create(b, loc, TypeRange{}, release, false);
     {
       OpBuilder::InsertionGuard g2(b);
@@ -318,7 +435,7 @@ void KernelBuilder::consumer(Value nIter, Value tmaA, Value tmaB, Value full,
     }
     scf::YieldOp::create(b, loc, next);
   }
-  epilogue(loop.getResult(0), mapping);
+  return loop.getResult(0);
 }
 
 void KernelBuilder::epilogue(Value acc, IRMapping &mapping) {
@@ -386,6 +503,97 @@ void KernelBuilder::epilogue(Value acc, IRMapping &mapping) {
   }
 }
 
+void KernelBuilder::epilogueFromRegisters(Value acc, IRMapping &mapping) {
+  // wgmma's accumulator layout (m64nNk16, f32): in each consumer
+  // warpgroup, warp w (of 4) and lane l hold, for every 8-column group j,
+  // elements 4j, 4j+1 at row 16w + l/4, columns 8j + 2(l%4) + {0, 1}, and
+  // 4j+2, 4j+3 eight rows below. Stored directly (pairs of C's element
+  // type): no shared memory, so the producer keeps refilling the stages.
+  int64_t n = m.tileN / 2; // values per thread
+  auto f32 = b.getF32Type();
+  auto inner = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(n, f32));
+  auto outer = LLVM::LLVMStructType::getLiteral(ctx, {inner});
+  Value s =
+      UnrealizedConversionCastOp::create(b, loc, outer, acc).getResult(0);
+  s = LLVM::ExtractValueOp::create(b, loc, s, ArrayRef<int64_t>{0});
+  SmallVector<Value> vals;
+  for (int64_t i = 0; i < n; ++i)
+    vals.push_back(LLVM::ExtractValueOp::create(b, loc, s, ArrayRef<int64_t>{i}));
+
+  Value C = mapping.lookup(m.C);
+  Value cRow = mapping.lookup(m.cRow), cCol = mapping.lookup(m.cCol);
+  Value M = memref::DimOp::create(b, loc, C, 0);
+  Value N = memref::DimOp::create(b, loc, C, 1);
+  Value lane = remu(tid, cst(32));
+  Value warp = remu(divu(tid, cst(32)), cst(4));
+  Value row0 = add(add(cRow, mul(wg, cst(64))),
+                   add(mul(warp, cst(16)), divu(lane, cst(4))));
+  Value col0 = add(cCol, mul(remu(lane, cst(4)), cst(2)));
+  int64_t outBytes = m.outType.getIntOrFloatBitWidth() / 8;
+  Value cBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, C);
+  // Pair stores need the base and every row start aligned to 2 elements
+  // (N even) and the tile's columns inside N.
+  Value even = [&](Value v) {
+    return cmp(arith::CmpIPredicate::eq, remu(v, cst(2)), cst(0));
+  }(N);
+  Value fast = arith::AndIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc,
+          cmp(arith::CmpIPredicate::eq, remu(cBase, cst(2 * outBytes)), cst(0)),
+          even),
+      arith::AndIOp::create(
+          b, loc, cmp(arith::CmpIPredicate::eq, remu(cCol, cst(2)), cst(0)),
+          cmp(arith::CmpIPredicate::ule, add(cCol, cst(m.tileN)), N)));
+  auto v2f32 = VectorType::get({2}, f32);
+  auto v2out = VectorType::get({2}, m.outType);
+  Value rows[2] = {row0, add(row0, cst(8))};
+  auto ifFast = scf::IfOp::create(b, loc, TypeRange{}, fast, true);
+  OpBuilder::InsertionGuard g(b);
+  for (int64_t half = 0; half < 2; ++half) {
+    b.setInsertionPoint(ifFast.getThenRegion().front().getTerminator());
+    Value row = rows[half];
+    auto ifRow = scf::IfOp::create(
+        b, loc, TypeRange{}, cmp(arith::CmpIPredicate::ult, row, M), false);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&ifRow.getThenRegion().front());
+      for (int64_t j = 0; j < m.tileN / 8; ++j) {
+        Value v = vector::FromElementsOp::create(
+            b, loc, v2f32,
+            ValueRange{vals[4 * j + 2 * half], vals[4 * j + 2 * half + 1]});
+        if (!m.outType.isF32())
+          v = arith::TruncFOp::create(b, loc, v2out, v);
+        auto st = vector::StoreOp::create(b, loc, v, C,
+                                          ValueRange{row, add(col0, cst(8 * j))});
+        st.setAlignment(2 * outBytes);
+      }
+    }
+    // Slow path: element by element, both bounds checked.
+    b.setInsertionPoint(ifFast.getElseRegion().front().getTerminator());
+    auto ifRow2 = scf::IfOp::create(
+        b, loc, TypeRange{}, cmp(arith::CmpIPredicate::ult, row, M), false);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&ifRow2.getThenRegion().front());
+      for (int64_t j = 0; j < m.tileN / 8; ++j)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value col = add(col0, cst(8 * j + e));
+          auto ifCol = scf::IfOp::create(
+              b, loc, TypeRange{}, cmp(arith::CmpIPredicate::ult, col, N),
+              false);
+          OpBuilder::InsertionGuard g3(b);
+          b.setInsertionPointToStart(&ifCol.getThenRegion().front());
+          Value x = vals[4 * j + 2 * half + e];
+          if (!m.outType.isF32())
+            x = arith::TruncFOp::create(b, loc, m.outType, x);
+          memref::StoreOp::create(b, loc, x, C, ValueRange{row, col});
+        }
+    }
+  }
+}
+
 struct ConvertTileGemmToSM90Pass
     : public tile::impl::ConvertTileGemmToSM90Base<ConvertTileGemmToSM90Pass> {
   using Base::Base;
@@ -433,6 +641,54 @@ struct ConvertTileGemmToSM90Pass
                       StringAttr::get(&getContext(), md->toJSONString()));
   }
 
+  /// Persistent kernels: the tile count from the launch's grid and the
+  /// per-tile mapping (linear tile -> block indices, rasterized like the
+  /// launch; the launch body's index computations cloned per tile).
+  LogicalResult buildPersistentMapping(OpBuilder &b, Location loc,
+                                       GemmMatch &m, IRMapping &mapping,
+                                       KernelBuilder &kb) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(m.launch.getBody(), captured);
+    for (Value v : m.launch.getGridSizes())
+      captured.insert(v);
+    for (Value v : captured)
+      if (failed(cloneComputation(b, v, mapping, m.launch)))
+        return failure();
+    SmallVector<Value> grid;
+    for (Value v : m.launch.getGridSizes())
+      grid.push_back(mapping.lookup(v));
+    Value total = grid[0];
+    for (size_t d = 1; d < grid.size(); ++d)
+      total = arith::MulIOp::create(b, loc, total, grid[d]);
+    kb.numTiles = total;
+    LaunchOp launch = m.launch;
+    kb.mapTile = [&b, loc, launch, grid](Value t, IRMapping &tm) mutable {
+      SmallVector<Value> idx;
+      Value rest = t;
+      for (size_t d = 0; d < grid.size(); ++d) {
+        if (d + 1 == grid.size()) {
+          idx.push_back(rest);
+          break;
+        }
+        idx.push_back(arith::RemUIOp::create(b, loc, rest, grid[d]));
+        rest = arith::DivUIOp::create(b, loc, rest, grid[d]);
+      }
+      if (auto raster = launch.getRasterAttr(); raster && grid.size() == 2) {
+        auto [bx, by] = rasterize(b, loc, raster, idx[0], idx[1], grid[0],
+                                  grid[1]);
+        idx[0] = bx;
+        idx[1] = by;
+      }
+      for (unsigned d = 0; d < launch.getGridRank(); ++d)
+        tm.map(launch.getBlockIndices()[d], idx[d]);
+      for (Operation &op : launch.getBodyBlock().without_terminator())
+        if (op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
+            !isa<AllocOp>(op))
+          b.clone(op, tm);
+    };
+    return success();
+  }
+
   FailureOr<llvm::json::Value> build(func::FuncOp kernel, GemmMatch m,
                                      const WarpSpecialization &ws) {
     MLIRContext *ctx = &getContext();
@@ -464,6 +720,11 @@ struct ConvertTileGemmToSM90Pass
     unsigned nargs = kernel.getNumArguments();
     for (unsigned i = 0; i < nargs; ++i)
       mapping.map(kernel.getArgument(i), entry.getArgument(i));
+    KernelBuilder kb(b, loc, m, ws);
+    if (ws.persistent) {
+      if (failed(buildPersistentMapping(b, loc, m, mapping, kb)))
+        return failure();
+    } else {
     SmallVector<Value> blockIdx, gridDim;
     for (gpu::Dimension d :
          {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}) {
@@ -488,8 +749,8 @@ struct ConvertTileGemmToSM90Pass
       if (op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
           !isa<AllocOp>(op))
         b.clone(op, mapping);
+    }
 
-    KernelBuilder kb(b, loc, m, ws);
     kb.build(mapping, entry.getArgument(nargs), entry.getArgument(nargs + 1));
     gpu::ReturnOp::create(b, loc);
 
@@ -509,7 +770,7 @@ struct ConvertTileGemmToSM90Pass
           {"l2_promotion", "256B"},
           {"oob_fill", "zero"}};
     };
-    return llvm::json::Value(llvm::json::Object{
+    llvm::json::Object variant{
         {"kind", "sm90_tma_wgmma"},
         {"chip", "sm_90a"},
         {"kernel", kernelName},
@@ -517,7 +778,11 @@ struct ConvertTileGemmToSM90Pass
         {"shared_bytes", kb.sharedBytes()},
         {"tma",
          llvm::json::Array{tmaEntry(m.A, kBlockK, m.tileM),
-                           tmaEntry(m.B, 64, kBlockK)}}});
+                           tmaEntry(m.B, 64, kBlockK)}}};
+    // One CTA per SM (capped at the tile count), each looping over tiles.
+    if (ws.persistent)
+      variant["grid"] = "sms";
+    return llvm::json::Value(std::move(variant));
   }
 };
 

@@ -232,7 +232,7 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
 
 DictionaryAttr WarpSpecialization::toAttr(MLIRContext *ctx) const {
   Builder b(ctx);
-  return b.getDictionaryAttr({
+  SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("producers", b.getI64IntegerAttr(producers)),
       b.getNamedAttr("consumers", b.getI64IntegerAttr(consumers)),
       b.getNamedAttr("producer_regs", b.getI64IntegerAttr(producerRegs)),
@@ -240,7 +240,10 @@ DictionaryAttr WarpSpecialization::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("block_k", b.getI64IntegerAttr(blockK)),
       b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
       b.getNamedAttr("threads", b.getI64IntegerAttr(threads())),
-  });
+  };
+  if (persistent)
+    attrs.push_back(b.getNamedAttr("persistent", b.getBoolAttr(true)));
+  return b.getDictionaryAttr(attrs);
 }
 
 FailureOr<WarpSpecialization> WarpSpecialization::fromAttr(Attribute attr) {
@@ -260,11 +263,15 @@ FailureOr<WarpSpecialization> WarpSpecialization::fromAttr(Attribute attr) {
       !get("consumer_regs", ws.consumerRegs) || !get("block_k", ws.blockK) ||
       !get("stages", ws.stages))
     return failure();
+  if (auto p = d.getAs<BoolAttr>("persistent"))
+    ws.persistent = p.getValue();
   return ws;
 }
 
-WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m) {
+WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
+                                                  bool persistent) {
   WarpSpecialization ws;
+  ws.persistent = persistent;
   // One consumer warpgroup per 64 accumulator rows (wgmma's M).
   ws.consumers = m.tileM / 64;
   ws.producers = 1;

@@ -66,6 +66,11 @@ struct WarpSpecialization {
   int64_t consumerRegs = 232; // setmaxnreg.inc
   int64_t blockK = kBlockK;
   int64_t stages = 4;
+  /// Persistent kernel (grid = one CTA per SM, each CTA loops over output
+  /// tiles, mbarrier phases carried across tiles, epilogue straight from
+  /// the accumulator registers so the producer refills the stages for the
+  /// next tile meanwhile). Recorded in the attribute only when true.
+  bool persistent = false;
   int64_t threads() const { return 128 * (producers + consumers); }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
@@ -73,7 +78,8 @@ struct WarpSpecialization {
 };
 
 /// The decision for a match (tile-warp-specialize's policy).
-WarpSpecialization decideWarpSpecialization(const GemmMatch &m);
+WarpSpecialization decideWarpSpecialization(const GemmMatch &m,
+                                            bool persistent = false);
 
 bool isSM90Chip(StringRef chip);
 

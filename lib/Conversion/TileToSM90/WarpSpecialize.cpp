@@ -39,7 +39,7 @@ struct TileWarpSpecializePass
         return;
       }
       loop->setAttr(kWarpSpecializeAttr,
-                    decideWarpSpecialization(*m).toAttr(&getContext()));
+                    decideWarpSpecialization(*m, persistent).toAttr(&getContext()));
     });
   }
 };

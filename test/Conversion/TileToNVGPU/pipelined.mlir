@@ -9,29 +9,35 @@
 // k mod 3; the epilogue drains all groups.
 // CHECK: tile.metadata = "{{.*}}\22shared_bytes\22:49152
 // CHECK-LABEL: gpu.func @gemm3_kernel
-// Prologue: iteration 0 into copy 0 (A at byte 0, B at byte 24576).
+// Versioned: one alignment check for the whole loop (scf.if) selects the
+// branch-free pipeline, the fallback clone is in the else region.
 // CHECK: scf.if
+// CHECK-NOT: scf.if
+// Prologue: iteration 0 into copy 0 (A at byte 0, B at byte 24576), no
+// branch (the range check is in the copies' src-size).
 // CHECK: memref.view %{{.*}}[%c0{{.*}}][] {{.*}} to memref<4096xf16
 // CHECK: nvgpu.device_async_copy {{.*}} {bypassL1}
 // CHECK: memref.view %{{.*}}[%c24576{{.*}}][]
 // CHECK: nvgpu.device_async_copy {{.*}} {bypassL1}
 // CHECK: %[[G0:.*]] = nvgpu.device_async_create_group
-// Prologue: iteration 1 into copy 1 (A at 8192, B at 32768).
-// CHECK: scf.if
+// Iteration 1 into copy 1.
+// CHECK-NOT: scf.if
 // CHECK: memref.view %{{.*}}[%c8192{{.*}}][]
 // CHECK: nvgpu.device_async_copy
 // CHECK: memref.view %{{.*}}[%c32768{{.*}}][]
 // CHECK: nvgpu.device_async_copy
 // CHECK: %[[G1:.*]] = nvgpu.device_async_create_group
-// Steady state: the loop carries the copy being read.
+// Steady state: wait, barrier, issue k + 2 (no branch), MMAs (the k-steps
+// unrolled).
 // CHECK: scf.for {{.*}} iter_args(%[[SLOT:.*]] = %c0)
 // CHECK: nvgpu.device_async_wait %[[G1]] {numGroups = 1 : i32}
 // CHECK-NEXT: gpu.barrier
-// CHECK: scf.if
+// CHECK-NOT: scf.if
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.device_async_create_group
 // CHECK-NOT: gpu.barrier
+// CHECK-NOT: scf.for
 // CHECK: nvgpu.ldmatrix
 // CHECK: nvgpu.mma.sync
 // CHECK: scf.yield
