@@ -5,7 +5,9 @@
 # $TILE_BUILD_DIR (default build/), then runs
 #   lit     the compiler tests (test/: dialect, examples, plugin, C API, install)
 #   ctest   the gtest programs (runtime)
-#   pytest  the Python tests (python/tests), when there are any
+#   pytest  the end-to-end numerics suite on the CPU (test/E2E) and the
+#           Python package's tests (python/tests)
+#   cuda    every CUDA bundle of test/E2E compiled for sm_90a and sm_80
 # prints a summary per suite and, as its very last line, "N passed, N failed"
 # over all suites. Exits non-zero on any failure, including a setup or build
 # error (counted as one failure). Works from any directory.
@@ -25,7 +27,7 @@ for arg in "$@"; do
     -k | --keep-going) KEEP_GOING=1 ;;
     --no-build) NO_BUILD=1 ;;
     -h | --help)
-      sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -170,6 +172,23 @@ run_pytest() {
   record_suite pytest "$rc" "$xml" "$log"
 }
 
+# No GPU here, but CI still builds every CUDA bundle of the E2E suite: tilec
+# lowers each kernel for sm_90a and sm_80 and ptxas assembles the PTX (a test
+# passes once its kernels compiled; utils/gpu/run.sh runs them on a GPU host).
+run_cuda_bundles() {
+  local xml="$RESULTS/cuda-bundles.xml" log="$TILE_LOG_DIR/cuda-bundles.log"
+  rm -f "$xml"
+  tile_step "cuda bundles: test/E2E compiled for sm_90a and sm_80 (tilec + ptxas)"
+  (
+    cd "$TILE_ROOT" &&
+      PATH="$TILE_BUILD_DIR/bin:$PATH" TILE_BUILD_DIR="$TILE_BUILD_DIR" \
+        TILE_E2E_TARGET=cuda TILE_E2E_CHIPS=sm_90a,sm_80 TILE_E2E_COMPILE_ONLY=1 \
+        py -m pytest -q -p no:cacheprovider --rootdir="$TILE_ROOT" \
+        --junitxml="$xml" test/E2E
+  ) 2>&1 | tee "$log"
+  record_suite cuda "${PIPESTATUS[0]}" "$xml" "$log"
+}
+
 main() {
   mkdir -p "$TILE_LOG_DIR" "$RESULTS" 2>/dev/null || {
     stage_failed "setup" "cannot create $TILE_LOG_DIR"
@@ -196,6 +215,7 @@ main() {
   run_lit
   run_ctest
   run_pytest
+  run_cuda_bundles
   finish
 }
 

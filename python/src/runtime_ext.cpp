@@ -56,6 +56,31 @@ struct DLManagedTensorV1 {
 };
 constexpr uint64_t kDLFlagReadOnly = 1ull << 0;
 
+// ---- the DLPack C exchange API (dlpack.h 1.2+, DLPackExchangeAPI) --------
+//
+// A producer type publishes a static table of C functions: as
+// type.__dlpack_c_exchange_api__, a PyCapsule named "dlpack_exchange_api"
+// (DLPack 1.3; torch >= 2.10), or as type.__c_dlpack_exchange_api__, an int
+// address (DLPack 1.2). Same struct in both.
+
+struct DLPackExchangeAPIHeaderV1 {
+  DLPackVersionV1 version;
+  DLPackExchangeAPIHeaderV1 *prev_api;
+};
+struct DLPackExchangeAPIV1 {
+  DLPackExchangeAPIHeaderV1 header;
+  void *managed_tensor_allocator;
+  int (*managed_tensor_from_py_object_no_sync)(void *py_object,
+                                               DLManagedTensorV1 **out);
+  void *managed_tensor_to_py_object_no_sync;
+  // Fills a caller-owned DLTensor (non-owning: valid while the object lives
+  // unchanged). May be NULL.
+  int (*dltensor_from_py_object_no_sync)(void *py_object, DLTensor *out);
+  // The producer's current stream of a device (torch.cuda.current_stream).
+  int (*current_work_stream)(int device_type, int32_t device_id,
+                             void **out_stream);
+};
+
 // ---- numpy's array struct (numpy/ndarraytypes.h, PyArrayObject_fields) ----
 
 struct NumpyArrayFields {
@@ -73,13 +98,17 @@ constexpr int kNpyWriteable = 0x0400;
 
 // ---- module state (all accessed with the GIL held) ------------------------
 
-enum class Conv : uint8_t { Numpy, DLPack, Export, Int, Float };
+enum class Conv : uint8_t { Numpy, DLPack, Export, Exchange, Int, Float };
 
 struct TypeStrategy {
   Conv conv = Conv::DLPack;
   bool versioned = false;  // __dlpack__ accepts max_version
   bool is_torch = false;   // default CUDA stream: torch's current stream
   PyObject *exportFn = nullptr; // Conv::Export: exportFn(obj) -> capsule
+  // Conv::Exchange: the type's DLPack C exchange API (no capsule, no Python
+  // call per tensor); the capsule route (exportFn / __dlpack__) remains for
+  // launches with an explicit stream= (stream handshake).
+  const DLPackExchangeAPIV1 *xapi = nullptr;
   PyObject *alloc = nullptr;   // allocator(shape, dtype, dev_type, dev_id)
   PyObject *finish = nullptr;  // finish(obj) -> obj, or nullptr
 };
@@ -101,10 +130,14 @@ struct State {
   PyObject *kw_stream = nullptr;            // ("stream",)
   PyObject *version_1_0 = nullptr;          // (1, 0)
   PyObject *str_dtype = nullptr;
-  PyObject *torch_stream_fn = nullptr;      // _frameworks.torch_current_stream
+  PyObject *torch_stream_fn = nullptr;      // torch._C._cuda_getCurrentRawStream
+                                            // (resolved on first use)
+  PyTypeObject *last_type = nullptr;        // one-entry cache of `types`
+  const TypeStrategy *last_strategy = nullptr;
   PyObject *tile_error = nullptr;
   PyObject *argument_error = nullptr;
   bool numpy_via_dlpack = false;
+  bool no_exchange = false;                 // TILE_PY_NO_DLPACK_EXCHANGE=1
 };
 State S;
 
@@ -123,6 +156,17 @@ State S;
   raisePending();
 }
 
+// A DLPack exchange API function failed: its Python error, else ours.
+[[noreturn]] void raiseProducerError(PyObject *obj, const char *fn) {
+  if (PyErr_Occurred())
+    raisePending();
+  PyErr_Format(PyExc_RuntimeError,
+               "tile: the DLPack exchange API's %s failed%s%s", fn,
+               obj ? " for an object of type " : "",
+               obj ? Py_TYPE(obj)->tp_name : "");
+  raisePending();
+}
+
 [[noreturn]] void raiseArg(const std::string &msg) {
   raiseStatus(TILE_STATUS_INVALID_ARGUMENT, msg);
 }
@@ -131,11 +175,46 @@ nb::object frameworksAttr(const char *name) {
   return nb::steal(PyObject_GetAttrString(S.frameworks, name));
 }
 
+// The type's DLPack exchange table, or nullptr (no attribute, an unknown
+// major version, or no dltensor_from_py_object_no_sync).
+const DLPackExchangeAPIV1 *exchangeApi(PyTypeObject *tp) {
+  for (const char *attr :
+       {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"}) {
+    PyObject *o = PyObject_GetAttrString(reinterpret_cast<PyObject *>(tp), attr);
+    if (!o) {
+      PyErr_Clear();
+      continue;
+    }
+    void *p = nullptr;
+    if (PyCapsule_IsValid(o, "dlpack_exchange_api"))
+      p = PyCapsule_GetPointer(o, "dlpack_exchange_api");
+    else if (PyLong_Check(o))
+      p = PyLong_AsVoidPtr(o);
+    Py_DECREF(o);
+    PyErr_Clear();
+    auto *api = static_cast<const DLPackExchangeAPIV1 *>(p);
+    // Walk to a 1.x table (prev_api chains older versions).
+    const DLPackExchangeAPIHeaderV1 *h = api ? &api->header : nullptr;
+    while (h && h->version.major > 1)
+      h = h->prev_api;
+    api = reinterpret_cast<const DLPackExchangeAPIV1 *>(h);
+    if (api && api->header.version.major == 1 &&
+        api->header.version.minor >= 2 && api->dltensor_from_py_object_no_sync)
+      return api;
+  }
+  return nullptr;
+}
+
 const TypeStrategy &strategyFor(PyObject *obj) {
   PyTypeObject *tp = Py_TYPE(obj);
+  if (tp == S.last_type)
+    return *S.last_strategy;
   auto it = S.types.find(tp);
-  if (it != S.types.end())
+  if (it != S.types.end()) {
+    S.last_type = tp;
+    S.last_strategy = &it->second; // node-based map: stable address
     return it->second;
+  }
   // Once per type: ask tile._frameworks.
   nb::object probe = frameworksAttr("probe");
   nb::object r = probe(nb::handle(obj));
@@ -163,6 +242,12 @@ const TypeStrategy &strategyFor(PyObject *obj) {
   s.exportFn = exp.is_none() ? nullptr : exp.release().ptr();
   if (s.conv == Conv::Export && !s.exportFn)
     s.conv = Conv::DLPack;
+  if ((s.conv == Conv::DLPack || s.conv == Conv::Export) && !S.no_exchange &&
+      nb::cast<bool>(r["exchange"])) {
+    s.xapi = exchangeApi(tp);
+    if (s.xapi)
+      s.conv = Conv::Exchange;
+  }
   s.alloc = alloc.is_none() ? nullptr : alloc.release().ptr();
   s.finish = finish.is_none() ? nullptr : finish.release().ptr();
   Py_INCREF(reinterpret_cast<PyObject *>(tp)); // keep the key alive
@@ -357,10 +442,11 @@ DLManagedTensor *allocCallback(void *, DLDevice device, DLDataType dtype,
                           ("tile: the numpy allocator returned an unusable "
                            "array: " + err).c_str());
         }
-      } else if (s.conv == Conv::DLPack || s.conv == Conv::Export) {
-        PyObject *cap = s.conv == Conv::Export
-                            ? PyObject_CallOneArg(s.exportFn, obj)
-                            : callDlpack(obj, s, nullptr);
+      } else if (s.conv == Conv::DLPack || s.conv == Conv::Export ||
+                 s.conv == Conv::Exchange) {
+        // Owning: a capsule (the exchange API's DLTensor is borrowed).
+        PyObject *cap = s.exportFn ? PyObject_CallOneArg(s.exportFn, obj)
+                                   : callDlpack(obj, s, nullptr);
         if (cap) {
           bool ro;
           o->mt.dl_tensor = *capsuleTensor(cap, &ro);
@@ -563,6 +649,24 @@ int64_t streamValue(nb::handle stream) {
                        "object with .cuda_stream / .ptr");
 }
 
+// torch's current CUDA stream of a device: torch._C._cuda_getCurrentRawStream
+// (a C function, as Triton uses), looked up once.
+void *torchCurrentStream(int deviceId) {
+  if (!S.torch_stream_fn) {
+    S.torch_stream_fn = frameworksAttr("torch_stream_getter")().release().ptr();
+  }
+  PyObject *idx = PyLong_FromLong(deviceId);
+  PyObject *sv = PyObject_CallOneArg(S.torch_stream_fn, idx);
+  Py_DECREF(idx);
+  if (!sv)
+    raisePending();
+  void *p = PyLong_AsVoidPtr(sv);
+  Py_DECREF(sv);
+  if (!p && PyErr_Occurred())
+    raisePending();
+  return p;
+}
+
 nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
   const size_t n = size_t(PyTuple_GET_SIZE(argsTuple));
   const bool full = n == size_t(nparams_);
@@ -607,7 +711,7 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
       t.v.i = v;
       continue;
     }
-    if (PyFloat_Check(a)) {
+    if (PyFloat_CheckExact(a)) { // subclasses: Conv::Float below
       t.kind = TILE_ARG_FLOAT;
       t.v.f = PyFloat_AS_DOUBLE(a);
       continue;
@@ -653,6 +757,15 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
                    kNpyWriteable);
       break;
     }
+    case Conv::Exchange:
+      if (!haveStream || !gpu_) {
+        // No capsule, no Python call: the producer fills our DLTensor
+        // (borrowed: valid while the argument tuple holds the object).
+        if (s.xapi->dltensor_from_py_object_no_sync(a, dl) != 0)
+          raiseProducerError(a, "dltensor_from_py_object_no_sync");
+        break;
+      }
+      [[fallthrough]]; // explicit stream: __dlpack__(stream=) handshake
     case Conv::Export:
     case Conv::DLPack: {
       PyObject *streamArg = nullptr;
@@ -663,7 +776,7 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
       }
       // The exporter skips __dlpack__'s stream handshake: only when the
       // launch runs on the producer's current stream (no explicit stream).
-      PyObject *cap = s.conv == Conv::Export && !streamArg
+      PyObject *cap = s.exportFn && !streamArg
                           ? PyObject_CallOneArg(s.exportFn, a)
                           : callDlpack(a, s, streamArg);
       if (!cap)
@@ -690,13 +803,16 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
   if (gpu_) {
     if (haveStream) {
       streamPtr = reinterpret_cast<void *>(streamInt);
+    } else if (ctx.framework && tensorDeviceType != kDLCPU &&
+               ctx.framework->xapi &&
+               ctx.framework->xapi->current_work_stream) {
+      // The producer's current stream, from C (torch: getCurrentCUDAStream).
+      if (ctx.framework->xapi->current_work_stream(
+              tensorDeviceType, tensorDeviceId, &streamPtr) != 0)
+        raiseProducerError(nullptr, "current_work_stream");
     } else if (ctx.framework && ctx.framework->is_torch &&
-               S.torch_stream_fn && tensorDeviceType != kDLCPU) {
-      nb::object sv = nb::steal(PyObject_CallOneArg(
-          S.torch_stream_fn, nb::int_(tensorDeviceId).ptr()));
-      if (!sv.is_valid())
-        raisePending();
-      streamPtr = reinterpret_cast<void *>(PyLong_AsLongLong(sv.ptr()));
+               tensorDeviceType != kDLCPU) {
+      streamPtr = torchCurrentStream(tensorDeviceId);
     }
   }
 
@@ -852,9 +968,10 @@ NB_MODULE(_runtime, m) {
   S.kw_stream_max_version = Py_BuildValue("(ss)", "stream", "max_version");
   S.kw_stream = Py_BuildValue("(s)", "stream");
   S.version_1_0 = Py_BuildValue("(ii)", 1, 0);
-  S.torch_stream_fn = PyObject_GetAttrString(S.frameworks, "torch_current_stream");
   const char *env = std::getenv("TILE_PY_NUMPY_DLPACK");
   S.numpy_via_dlpack = env && *env && std::strcmp(env, "0") != 0;
+  env = std::getenv("TILE_PY_NO_DLPACK_EXCHANGE");
+  S.no_exchange = env && *env && std::strcmp(env, "0") != 0;
 
   S.tile_error = PyErr_NewExceptionWithDoc(
       "tile.TileError", "A runtime failure; .status names the tile_status.",
@@ -870,6 +987,20 @@ NB_MODULE(_runtime, m) {
   m.attr("version") = tile_runtime_version();
   m.attr("ABI_VERSION") = TILE_ABI_VERSION;
   m.attr("NUMPY_VIA_DLPACK") = S.numpy_via_dlpack;
+  m.attr("DLPACK_EXCHANGE") = !S.no_exchange;
+  // How objects of type(obj) are passed ("numpy", "exchange", "export",
+  // "dlpack", "int", "float"): for tests and benchmarks.
+  m.def("conversion", [](nb::handle obj) -> const char * {
+    switch (strategyFor(obj.ptr()).conv) {
+    case Conv::Numpy: return "numpy";
+    case Conv::DLPack: return "dlpack";
+    case Conv::Export: return "export";
+    case Conv::Exchange: return "exchange";
+    case Conv::Int: return "int";
+    case Conv::Float: return "float";
+    }
+    return "?";
+  });
 
   nb::class_<KernelHandle>(m, "KernelHandle", nb::type_slots(kernelSlots))
       .def(nb::init<nb::bytes, const std::string &>(), nb::arg("bundle"),

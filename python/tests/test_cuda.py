@@ -82,3 +82,41 @@ def test_do_bench_uses_cuda_events():
     c = torch.empty(1024, 1024, device="cuda", dtype=torch.float16)
     ms = k.get_profiler().do_bench(warmup=5, rep=20, inputs=[a, b, c])
     assert 0 < ms < 100
+
+
+def test_launch_orders_after_pending_work_on_current_stream():
+    # The default stream is torch's current one (from the DLPack exchange
+    # API's current_work_stream, or torch._C._cuda_getCurrentRawStream): the
+    # kernel must see the copy queued before it on that (non-blocking) stream.
+    k = tile.load(bundle("elementwise_add", "sm_90a"))
+    n = 1 << 20
+    x = torch.randn(n, device="cuda")
+    b = torch.randn(n, device="cuda")
+    a = torch.zeros(n, device="cuda")
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(20_000_000)  # keeps s busy for milliseconds
+        a.copy_(x)
+        c = k(a, b)
+    s.synchronize()
+    assert torch.equal(c, x + b)
+
+
+def test_torch_conversion_path():
+    from tile import _runtime
+    has_api = any(hasattr(torch.Tensor, n) for n in (
+        "__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"))
+    expect = "exchange" if has_api and _runtime.DLPACK_EXCHANGE else "export"
+    assert _runtime.conversion(torch.zeros(4, device="cuda")) == expect
+    k = tile.load(bundle("elementwise_add", "sm_90a"))
+    # a torch.Tensor subclass takes the same route
+    p = torch.nn.Parameter(torch.randn(5000, device="cuda"),
+                           requires_grad=False)
+    c = k(p, p)
+    torch.cuda.synchronize()
+    assert torch.equal(c, p.detach() * 2)
+    # strides come through: a strided view is rejected by the runtime
+    v = torch.randn(10000, device="cuda")[::2]
+    with pytest.raises(ValueError, match="contiguous"):
+        k(v, v)

@@ -9,6 +9,11 @@ probe(obj) tells the C++ call path how to convert objects of type(obj):
   alloc:     alloc(shape, dtype_name, device_type, device_id) -> new tensor of
              this framework, used for omitted out_idx outputs
   finish:    finish(obj) -> obj applied to allocated outputs (e.g. jax), or None
+  export:    a C function obj -> DLPack capsule (torch._C._to_dlpack_versioned)
+  exchange:  the type's DLPack C exchange API (__dlpack_c_exchange_api__,
+             torch >= 2.10) may be used: no capsule and no Python call per
+             tensor, the producer's current stream from C. False for jax
+             (immutable arrays: the exchange DLTensor has no read-only flag).
 """
 
 import numbers
@@ -161,7 +166,7 @@ def probe(obj):
     tp = type(obj)
     mod = tp.__module__.split(".")[0]
     r = {"conv": "none", "versioned": False, "is_torch": False,
-         "alloc": None, "finish": None, "export": None}
+         "alloc": None, "finish": None, "export": None, "exchange": True}
     if "numpy" in sys.modules:
         import numpy as np
         if isinstance(obj, np.ndarray):
@@ -185,7 +190,7 @@ def probe(obj):
         elif mod == "cupy":
             r["alloc"] = cupy_alloc
         elif mod in ("jax", "jaxlib"):
-            r.update(alloc=_jax_alloc, finish=_jax_finish_any)
+            r.update(alloc=_jax_alloc, finish=_jax_finish_any, exchange=False)
         else:
             r["alloc"] = _generic_alloc(obj)
         return r
@@ -215,6 +220,19 @@ def _generic_alloc(obj):
     return alloc
 
 
+def torch_stream_getter():
+    """fn(device_index) -> torch's current CUDA stream as an int (CUstream):
+    torch._C._cuda_getCurrentRawStream (a C function, as Triton uses). The C++
+    call path looks it up once and calls it directly (when the tensor type
+    has no DLPack exchange API, whose current_work_stream is cheaper still)."""
+    import torch
+    fn = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if fn is None:  # pragma: no cover - older torch
+        def fn(i):
+            return torch.cuda.current_stream(i).cuda_stream
+    return fn
+
+
 _torch_raw_stream = None
 
 
@@ -222,12 +240,7 @@ def torch_current_stream(device_index):
     """torch's current CUDA stream on device_index, as an int (CUstream)."""
     global _torch_raw_stream
     if _torch_raw_stream is None:
-        import torch
-        fn = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if fn is None:  # pragma: no cover - older torch
-            def fn(i):
-                return torch.cuda.current_stream(i).cuda_stream
-        _torch_raw_stream = fn
+        _torch_raw_stream = torch_stream_getter()
     return _torch_raw_stream(device_index)
 
 

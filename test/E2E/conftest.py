@@ -22,7 +22,7 @@ import subprocess
 
 import pytest
 
-from e2e_util import (TILEC, Bundle, TARGET, CHIPS, reference_backend,
+from e2e_util import (TILEC, Bundle, CompiledOnly, TARGET, CHIPS, reference_backend,
                       require)
 
 
@@ -114,3 +114,13 @@ def pytest_report_header(config):
     chips = ",".join(CHIPS) if TARGET == "cuda" else "-"
     return (f"tile e2e: target {TARGET} (chips {chips}), references "
             f"{reference_backend()}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Under TILE_E2E_COMPILE_ONLY=1 a test passes once its kernels compiled
+    (CI builds every CUDA bundle of the suite for sm_80 and sm_90a)."""
+    outcome = yield
+    excinfo = outcome.excinfo
+    if excinfo is not None and issubclass(excinfo[0], CompiledOnly):
+        outcome.force_result(True)

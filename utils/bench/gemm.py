@@ -387,7 +387,7 @@ def main_hopper(args):
         log(f"\n[{dt}] TFLOP/s (MxNxK); tile kernels through the runtime "
             f"(sm_90a variant active): {', '.join(names)}")
         hdr = (f"{'shape':18s} {'cuBLAS':>7s} {'Triton':>7s} " +
-               " ".join(f"{n[:14]:>14s}" for n in names) +
+               " ".join(f"{n[:16]:>16s}" for n in names) +
                f" {'best/cuBLAS':>11s} {'best/Triton':>11s}")
         log(hdr)
         for (M, N, K) in shapes:
@@ -412,11 +412,11 @@ def main_hopper(args):
                 torch.cuda.synchronize()
                 e = rel_err(C, A, B, ref)
                 if e >= 2e-2:
-                    row.append(f"{'BAD ' + format(e, '.1e'):>14s}")
+                    row.append(f"{'BAD ' + format(e, '.1e'):>16s}")
                     continue
                 tf = f / bench(lambda: fn(A, B, C)) / 1e9
                 best = max(best, tf)
-                row.append(f"{tf:14.1f}")
+                row.append(f"{tf:16.1f}")
                 results["kernels"].append(dict(dtype=dt, kernel=v["name"],
                                                M=M, N=N, K=K, tflops=tf,
                                                rel_err=e))

@@ -110,6 +110,11 @@ def main():
         sync = torch.cuda.synchronize if torch else None
         if torch is not None:
             ts = [torch.zeros(16, device="cuda") for _ in range(4)]
+            from tile import _runtime
+            conv = getattr(_runtime, "conversion", None)
+            print(f"# torch {torch.__version__}; torch tensors passed via "
+                  f"{conv(ts[0]) if conv else 'export'} (exchange API on "
+                  f"the type: {hasattr(torch.Tensor, '__dlpack_c_exchange_api__')})")
             for b, k in kernels.items():
                 add(f"tile Kernel from Python, {k.backend}, torch tensors",
                     per_launch(lambda k=k: k(*ts), args.n, sync))

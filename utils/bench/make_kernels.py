@@ -20,9 +20,10 @@ instead compiles the Hopper benchmark's kernels with --chip=sm_90a (the
 generic kernel plus the TMA/wgmma variant, docs/bundle.md "Kernel
 variants"): examples/gemm.mlir (128x128 tiles) and
 utils/bench/kernels/gemm_128x256.mlir, each in f16 and in bf16 (the same
-program with xf16 -> xbf16), each also with the persistent variant
-(NAMEp: pipeline option sm90-persistent), into OUT/NAME.tileb and
-OUT/hopper.json,
+program with xf16 -> xbf16), plus each with the other setting of the
+pipeline option sm90-persistent (default auto: persistent for 128x128
+tiles only; example_128x128np forces it off, gemm_128x256p on), into
+OUT/NAME.tileb and OUT/hopper.json,
 read by `gemm.py --hopper OUT`.
 """
 import argparse, json, os, re, subprocess, sys
@@ -98,16 +99,18 @@ def name_of(cfg, dt):
 
 
 HOPPER_KERNELS = [  # (name, source, tile M, tile N, persistent)
-    ("example_128x128", "examples/gemm.mlir", 128, 128, False),
-    ("gemm_128x256", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, False),
-    # The same programs with the persistent sm90 variant (pipeline option
-    # sm90-persistent: one CTA per SM looping over tiles, "grid": "sms").
-    ("example_128x128p", "examples/gemm.mlir", 128, 128, True),
+    # persistent: None = the default (pipeline option sm90-persistent=auto:
+    # persistent for 128x128 tiles only), True/False = forced, to compare.
+    ("example_128x128", "examples/gemm.mlir", 128, 128, None),
+    ("gemm_128x256", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, None),
+    ("example_128x128np", "examples/gemm.mlir", 128, 128, False),
     ("gemm_128x256p", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, True),
 ]
 
-PERSISTENT_PIPELINE = ("builtin.module(tile-to-nvvm{chip=sm_90a "
-                       "features=+ptx80 format=none sm90-persistent=true})")
+
+def persistent_pipeline(on):
+    return ("tile-to-nvvm{chip=sm_90a features=+ptx80 format=none "
+            f"sm90-persistent={'true' if on else 'false'}}}")
 
 
 def make_hopper(root, tilec, out):
@@ -120,8 +123,8 @@ def make_hopper(root, tilec, out):
             with open(src, "w") as f:
                 f.write(text if dt == "f16" else text.replace("xf16", "xbf16"))
             bundle = os.path.join(out, f"{name}_{dt}.tileb")
-            extra = ([f"--pass-pipeline={PERSISTENT_PIPELINE}"]
-                     if persistent else [])
+            extra = ([] if persistent is None else
+                     [f"--pass-pipeline={persistent_pipeline(persistent)}"])
             subprocess.run([tilec, src, "--target=cuda", "--chip=sm_90a",
                             "-o", bundle] + extra, check=True)
             md = json.loads(subprocess.run(

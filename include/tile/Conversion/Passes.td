@@ -112,9 +112,10 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target GPU">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark saying why a pipelined loop is not specialized">,
-    Option<"persistent", "persistent", "bool", "false",
-           "Persistent kernels: one CTA per SM looping over output tiles "
-           "(variant metadata grid = \"sms\"; experimental)">
+    Option<"persistent", "persistent", "std::string", "\"auto\"",
+           "Persistent kernels (one CTA per SM looping over the output "
+           "tiles, variant metadata grid = \"sms\"): auto (for the "
+           "measured-faster 128x128 tile), true, false">
   ];
 }
 

@@ -35,11 +35,13 @@ struct TileToNVVMPipelineOptions
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "
                      "variant of matching GEMM kernels (metadata variants)"),
       llvm::cl::init(true)};
-  Option<bool> sm90Persistent{
+  Option<std::string> sm90Persistent{
       *this, "sm90-persistent",
       llvm::cl::desc("Make the sm_90a variant a persistent kernel (one CTA "
-                     "per SM looping over the output tiles; experimental)"),
-      llvm::cl::init(false)};
+                     "per SM looping over the output tiles): auto (only for "
+                     "128x128 output tiles, where it measured faster), true, "
+                     "false"),
+      llvm::cl::init("auto")};
 };
 
 /// tile -> gpu/nvgpu -> NVVM -> cubin (docs/pipelines.md).

@@ -27,6 +27,14 @@
 //     shared f32 tile; barrier; bounds-checked (vectorized when aligned)
 //     stores of C converted to its element type.
 //
+// Persistent (ws.persistent; metadata "grid": "sms"): producer and
+// consumers loop over the launch's tiles (t = linear CTA id, step = number
+// of CTAs; t -> block indices with the launch's rasterization), carrying
+// the global iteration g0 so stages and mbarrier parities continue across
+// tiles; consumers release the tile's last stage after wait_group 0 and
+// store the accumulators straight from registers (no staging tile, so the
+// producer refills the stages for the next tile meanwhile).
+//
 // The K tile is 64 (one 128-byte swizzle row) whatever the loop's KT: the
 // loop runs ceildiv(K, KT) iterations of KT, i.e. ceildiv(that, 64/KT)
 // hardware iterations; the columns past K*... are zero-filled by TMA (the

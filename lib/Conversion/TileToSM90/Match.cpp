@@ -268,10 +268,27 @@ FailureOr<WarpSpecialization> WarpSpecialization::fromAttr(Attribute attr) {
   return ws;
 }
 
+FailureOr<PersistentMode> sm90::parsePersistentMode(StringRef s) {
+  if (s == "auto")
+    return PersistentMode::Auto;
+  if (s == "true" || s == "1" || s == "on")
+    return PersistentMode::On;
+  if (s == "false" || s == "0" || s == "off")
+    return PersistentMode::Off;
+  return failure();
+}
+
 WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
-                                                  bool persistent) {
+                                                  PersistentMode persistent) {
   WarpSpecialization ws;
-  ws.persistent = persistent;
+  // Persistent by default only where it measured faster on the H200
+  // (docs/performance.md): 128x128 tiles, +11-24% on every benchmarked
+  // shape (the f32 staging epilogue and the per-tile fill of 7.8 waves at
+  // 4096^3 were a large share). 128x256 tiles: no gain at 4096^3 and 4-7%
+  // slower at 8192^3 (static round-robin tile order), so off.
+  ws.persistent = persistent == PersistentMode::On ||
+                  (persistent == PersistentMode::Auto && m.tileM == 128 &&
+                   m.tileN == 128);
   // One consumer warpgroup per 64 accumulator rows (wgmma's M).
   ws.consumers = m.tileM / 64;
   ws.producers = 1;

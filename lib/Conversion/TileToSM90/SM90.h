@@ -77,9 +77,15 @@ struct WarpSpecialization {
   static FailureOr<WarpSpecialization> fromAttr(Attribute attr);
 };
 
+/// Persistent-kernel request: PersistentMode::Auto lets the policy decide.
+enum class PersistentMode { Auto, On, Off };
+/// "auto" | "true"/"1"/"on" | "false"/"0"/"off"; failure otherwise.
+FailureOr<PersistentMode> parsePersistentMode(StringRef s);
+
 /// The decision for a match (tile-warp-specialize's policy).
-WarpSpecialization decideWarpSpecialization(const GemmMatch &m,
-                                            bool persistent = false);
+WarpSpecialization
+decideWarpSpecialization(const GemmMatch &m,
+                         PersistentMode persistent = PersistentMode::Auto);
 
 bool isSM90Chip(StringRef chip);
 

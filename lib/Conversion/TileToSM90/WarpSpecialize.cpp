@@ -28,6 +28,13 @@ struct TileWarpSpecializePass
   void runOnOperation() override {
     if (!isSM90Chip(chip))
       return;
+    auto mode = parsePersistentMode(persistent);
+    if (failed(mode)) {
+      getOperation().emitError("tile-warp-specialize: persistent must be "
+                               "auto, true or false, not '")
+          << persistent << "'";
+      return signalPassFailure();
+    }
     getOperation().walk([&](PipelinedOp loop) {
       loop->removeAttr(kWarpSpecializeAttr);
       std::string why;
@@ -39,7 +46,7 @@ struct TileWarpSpecializePass
         return;
       }
       loop->setAttr(kWarpSpecializeAttr,
-                    decideWarpSpecialization(*m, persistent).toAttr(&getContext()));
+                    decideWarpSpecialization(*m, *mode).toAttr(&getContext()));
     });
   }
 };

@@ -1,7 +1,8 @@
-// RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 | FileCheck %s
-// RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-to-nvvm="chip=sm_90a format=none" | FileCheck %s --check-prefix=MERGED
+// RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="persistent=false" --convert-tile-gemm-to-sm90 | FileCheck %s
+// RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-to-nvvm="chip=sm_90a format=none sm90-persistent=false" | FileCheck %s --check-prefix=MERGED
 
-// convert-tile-gemm-to-sm90 builds the Hopper variant next to the tile
+// convert-tile-gemm-to-sm90 builds the Hopper variant (here the
+// non-persistent one; gemm-sm90-persistent.mlir: the persistent one) next to the tile
 // kernel (which stays for the generic lowering): tensor maps as trailing
 // pointer params, mbarrier pipeline, TMA producer, wgmma consumers.
 

@@ -1,5 +1,12 @@
 // RUN: tile-opt %s -split-input-file --tile-warp-specialize="chip=sm_90a remarks=1" -verify-diagnostics | FileCheck %s
 // RUN: tile-opt %s -split-input-file --tile-warp-specialize="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: tile-opt %s -split-input-file --tile-warp-specialize="chip=sm_90a persistent=false" | FileCheck %s --check-prefix=OFF
+// RUN: tile-opt %s -split-input-file --tile-warp-specialize="chip=sm_90a persistent=true" | FileCheck %s --check-prefix=ON
+// RUN: not tile-opt %s -split-input-file --tile-warp-specialize="chip=sm_90a persistent=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// persistent=auto (the default) makes the 128x128 tile persistent (measured
+// faster on the H200), not the others; true/false force it.
+// BAD: persistent must be auto, true or false, not 'maybe'
 
 // tile-warp-specialize tags the pipelined GEMM loop with the producer /
 // consumer split: 128 accumulator rows -> 2 consumer warpgroups (wgmma
@@ -9,7 +16,11 @@
 
 // CHECK-LABEL: func.func @gemm
 // CHECK: tile.pipelined
-// CHECK-SAME: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 384 : i64}
+// CHECK-SAME: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, persistent = true, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 384 : i64}
+// OFF-LABEL: func.func @gemm
+// OFF: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 384 : i64}
+// ON-LABEL: func.func @gemm
+// ON: sm90.warp_specialize = {{{.*}}persistent = true
 // SM80-LABEL: func.func @gemm
 // SM80-NOT: sm90.warp_specialize
 func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
@@ -47,6 +58,10 @@ func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) a
 
 // CHECK-LABEL: func.func @gemm_64x256
 // CHECK: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 1 : i64, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 256 : i64}
+// OFF-LABEL: func.func @gemm_64x256
+// OFF-NOT: persistent
+// ON-LABEL: func.func @gemm_64x256
+// ON: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 1 : i64, persistent = true, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 256 : i64}
 func.func @gemm_64x256(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
