@@ -178,15 +178,35 @@ LogicalResult mlir::tile::linkSharedObject(Location loc, StringRef object,
   return success();
 }
 
+LogicalResult mlir::tile::runLowering(
+    ModuleOp module, const CompileOptions &options,
+    function_ref<void(OpPassManager &)> buildDefault, std::string &output,
+    bool &printed) {
+  printed = false;
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  if (!options.passPipeline.empty()) {
+    if (failed(parsePassPipeline(options.passPipeline, pm, llvm::errs())))
+      return emitError(module.getLoc()) << "invalid --pass-pipeline";
+  } else {
+    buildDefault(pm);
+  }
+  if (failed(pm.run(module)))
+    return failure();
+  if (options.emit == Emit::MLIR) {
+    llvm::raw_string_ostream os(output);
+    module.print(os);
+    printed = true;
+  }
+  return success();
+}
+
 namespace {
 
 LogicalResult compileCPU(ModuleOp module, const CompileOptions &options,
                          const std::string &source, std::string &output) {
   Location loc = module.getLoc();
-  MLIRContext *ctx = module.getContext();
-  PassManager pm(ctx);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
   std::string cpuName;
   auto tm = createHostTargetMachine(loc, options.chip, options.features,
                                     options.optLevel, cpuName);
@@ -194,22 +214,19 @@ LogicalResult compileCPU(ModuleOp module, const CompileOptions &options,
     return failure();
   bool wantNative = options.backends.empty() ||
                     llvm::is_contained(options.backends, "native");
-  if (!options.passPipeline.empty()) {
-    if (failed(parsePassPipeline(options.passPipeline, pm, llvm::errs())))
-      return emitError(loc) << "invalid --pass-pipeline";
-  } else {
-    TileToCPUPipelineOptions pipelineOptions;
-    pipelineOptions.chip = cpuName;
-    pipelineOptions.nativeWrapper = wantNative;
-    buildTileToCPUPipeline(pm, pipelineOptions);
-  }
-  if (failed(pm.run(module)))
+  bool printed = false;
+  if (failed(runLowering(
+          module, options,
+          [&](OpPassManager &pm) {
+            TileToCPUPipelineOptions pipelineOptions;
+            pipelineOptions.chip = cpuName;
+            pipelineOptions.nativeWrapper = wantNative;
+            buildTileToCPUPipeline(pm, pipelineOptions);
+          },
+          output, printed)))
     return failure();
-  if (options.emit == Emit::MLIR) {
-    llvm::raw_string_ostream os(output);
-    module.print(os);
+  if (printed)
     return success();
-  }
   auto md = getAttachedMetadata(module);
   if (failed(md))
     return failure();

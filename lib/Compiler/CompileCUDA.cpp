@@ -103,27 +103,21 @@ LogicalResult mlir::tile::compileCUDA(ModuleOp module,
                           << "' (expected sm_80, sm_90a, ...)";
   std::string features = options.features.empty() ? "+ptx80" : options.features;
 
-  PassManager pm(ctx);
-  if (failed(applyPassManagerCLOptions(pm)))
+  bool printed = false;
+  if (failed(runLowering(
+          module, options,
+          [&](OpPassManager &pm) {
+            TileToNVVMPipelineOptions pipeline;
+            pipeline.chip = chip;
+            pipeline.features = features;
+            pipeline.optLevel = std::min(options.optLevel, 3u);
+            pipeline.format = "none";
+            buildTileToNVVMPipeline(pm, pipeline);
+          },
+          output, printed)))
     return failure();
-  if (!options.passPipeline.empty()) {
-    if (failed(parsePassPipeline(options.passPipeline, pm, llvm::errs())))
-      return emitError(loc) << "invalid --pass-pipeline";
-  } else {
-    TileToNVVMPipelineOptions pipeline;
-    pipeline.chip = chip;
-    pipeline.features = features;
-    pipeline.optLevel = std::min(options.optLevel, 3u);
-    pipeline.format = "none";
-    buildTileToNVVMPipeline(pm, pipeline);
-  }
-  if (failed(pm.run(module)))
-    return failure();
-  if (options.emit == Emit::MLIR) {
-    llvm::raw_string_ostream os(output);
-    module.print(os);
+  if (printed)
     return success();
-  }
 
   OwningOpRef<ModuleOp> isaModule = cast<ModuleOp>(module->clone());
   auto ptx = serialize(*isaModule, "isa");

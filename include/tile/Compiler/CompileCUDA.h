@@ -9,6 +9,8 @@
 
 #include <memory>
 
+#include "mlir/Pass/PassManager.h"
+
 namespace llvm {
 class TargetMachine;
 } // namespace llvm
@@ -26,6 +28,13 @@ LogicalResult compileCUDA(ModuleOp module, const CompileOptions &options,
 std::unique_ptr<llvm::TargetMachine>
 createHostTargetMachine(Location loc, StringRef chip, StringRef features,
                         unsigned optLevel, std::string &cpuName);
+/// Lowers `module` with --pass-pipeline when given, else with the pipeline
+/// `buildDefault` adds. With --emit=mlir, prints the result into `output`
+/// and sets `printed` (the caller is then done).
+LogicalResult runLowering(ModuleOp module, const CompileOptions &options,
+                          function_ref<void(OpPassManager &)> buildDefault,
+                          std::string &output, bool &printed);
+
 LogicalResult linkSharedObject(Location loc, StringRef object,
                                std::string &sharedObject);
 

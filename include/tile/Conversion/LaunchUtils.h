@@ -50,6 +50,11 @@ LogicalResult cloneLaunchBody(OpBuilder &b, LaunchOp launch,
                               ArrayRef<Value> gridDim);
 
 /// The neutral element of a reduction of `kind` over `type`.
+/// Converts `v` to `to` within a class (float to float, integer to
+/// integer), as tile.copy and accumulations do: widening, narrowing, and
+/// f16 <-> bf16 through f32; integers are sign-extended.
+Value convertElement(OpBuilder &b, Location loc, Value v, Type to);
+
 Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type);
 
 /// combine(acc, x); with `absFirst`, abssum/absmax apply |x| first (to

@@ -55,20 +55,7 @@ Value KernelLowering::zeroOf(Type t) {
 }
 
 Value KernelLowering::convert(Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  if (isa<FloatType>(from) && isa<FloatType>(to)) {
-    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-      return arith::ExtFOp::create(b, loc, to, v);
-    if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
-      return arith::TruncFOp::create(b, loc, to, v);
-    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-    return arith::TruncFOp::create(b, loc, to, wide);
-  }
-  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-    return arith::ExtSIOp::create(b, loc, to, v);
-  return arith::TruncIOp::create(b, loc, to, v);
+  return convertElement(b, loc, v, to);
 }
 
 // Layout maps index non-negative values (thread ids, registers, tile

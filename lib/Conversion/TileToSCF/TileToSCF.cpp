@@ -44,25 +44,6 @@ void buildTileLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
                      });
 }
 
-/// Converts `v` between element types of the same class (copy semantics).
-Value convertElement(OpBuilder &b, Location loc, Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  if (isa<FloatType>(from) && isa<FloatType>(to)) {
-    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-      return arith::ExtFOp::create(b, loc, to, v);
-    if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
-      return arith::TruncFOp::create(b, loc, to, v);
-    // Same width, different format (f16 <-> bf16): go through f32.
-    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-    return arith::TruncFOp::create(b, loc, to, wide);
-  }
-  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-    return arith::ExtSIOp::create(b, loc, to, v);
-  return arith::TruncIOp::create(b, loc, to, v);
-}
-
 Value zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
 }
@@ -118,8 +99,10 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
                                              ValueRange ivs) {
       Value value;
       if (srcGlobal) {
-        auto [idx, ok] = globalIndices(b, l, op.getSource(),
+        auto [idxTmp1, okTmp1] = globalIndices(b, l, op.getSource(),
                                        op.getSourceIndices(), ivs, srcDims);
+        SmallVector<Value> idx = idxTmp1;
+        Value ok = okTmp1;
         auto ifOp = scf::IfOp::create(
             b, l, ok,
             [&](OpBuilder &tb, Location tl) {
@@ -135,8 +118,10 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
       }
       value = convertElement(b, l, value, dstElt);
       if (dstGlobal) {
-        auto [idx, ok] = globalIndices(b, l, op.getTarget(),
+        auto [idxTmp2, okTmp2] = globalIndices(b, l, op.getTarget(),
                                        op.getTargetIndices(), ivs, dstDims);
+        SmallVector<Value> idx = idxTmp2;
+        Value ok = okTmp2;
         scf::IfOp::create(b, l, ok, [&](OpBuilder &tb, Location tl) {
           memref::StoreOp::create(tb, tl, value, op.getTarget(), idx);
           scf::YieldOp::create(tb, tl);
@@ -379,8 +364,10 @@ struct AtomicTileToLoops : OpRewritePattern<AtomicTileOp> {
     buildTileLoops(rewriter, loc, srcType.getShape(),
                    [&](OpBuilder &b, Location l, ValueRange ivs) {
                      Value v = memref::LoadOp::create(b, l, op.getSource(), ivs);
-                     auto [idx, ok] = globalIndices(b, l, op.getTarget(),
+                     auto [idxTmp3, okTmp3] = globalIndices(b, l, op.getTarget(),
                                                     op.getIndices(), ivs, dims);
+                     SmallVector<Value> idx = idxTmp3;
+                     Value ok = okTmp3;
                      scf::IfOp::create(b, l, ok, [&](OpBuilder &tb,
                                                      Location tl) {
                        memref::AtomicRMWOp::create(tb, tl, kind, v,
