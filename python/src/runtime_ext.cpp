@@ -11,6 +11,12 @@
 //     (data, dims, strides, descr: numpy's stable PyArrayObject_fields layout),
 //     the descr's DLPack dtype cached per descr (ml_dtypes bfloat16/float8
 //     included); set TILE_PY_NUMPY_DLPACK=1 to route numpy through __dlpack__
+//   * a type with the DLPack C exchange API (torch >= 2.10:
+//     __dlpack_c_exchange_api__)           -> its dltensor_from_py_object_no_sync
+//     fills our stack DLTensor (no capsule, no Python call); the default
+//     CUDA stream from its current_work_stream. TILE_PY_NO_DLPACK_EXCHANGE=1
+//     turns this off; an explicit stream= takes the capsule route
+//   * torch tensors without it             -> torch._C._to_dlpack_versioned
 //   * anything else with __dlpack__        -> a DLPack capsule per call
 //     (__dlpack__(max_version=(1, 0)) when the type accepts it, else the
 //     legacy __dlpack__()), borrowed for the launch, released after it
