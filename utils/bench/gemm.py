@@ -336,6 +336,9 @@ def main_hopper(args):
               (16, 4096, 4096)]
     if args.quick:
         shapes = shapes[:1]
+    if args.shapes:
+        shapes = [tuple(int(x) for x in sh.split("x"))
+                  for sh in args.shapes.split(",")]
     # (1999, 3000, 520): 192 tiles of 128x256 (more than one per SM for a
     # persistent variant) with M, N and K tails.
     check_shapes = [(1000, 1000, 1000), (1001, 999, 1003), (256, 384, 4096),
@@ -344,7 +347,9 @@ def main_hopper(args):
     for dt in ("bf16", "f16"):
         tdt = torch.bfloat16 if dt == "bf16" else torch.float16
         kernels = []
-        for v in [m for m in manifest if m["dtype"] == dt]:
+        for v in [m for m in manifest if m["dtype"] == dt and
+                  (not args.kernels or
+                   m["name"].rsplit("_", 1)[0] in args.kernels.split(","))]:
             bundle = os.path.join(args.hopper, v["name"] + ".tileb")
             try:
                 lname, fn = load_ours(bundle)
@@ -430,7 +435,7 @@ def main_hopper(args):
         B = torch.randn(K, N, device=dev).to(tdt)
         C = torch.empty(M, N, device=dev, dtype=tdt)
         for v, _, gfn in kernels:
-            if gfn is None:
+            if gfn is None or args.no_generic:
                 continue
             tf = 2.0 * M * N * K / bench(lambda: gfn(A, B, C)) / 1e9
             log(f"  generic kernel (TILE_DISABLE_VARIANTS=1) {v['name']}: "
@@ -457,6 +462,13 @@ def main():
     ap.add_argument("--top", type=int, default=3,
                     help="variants timed per shape (best at 4096^3)")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--shapes", metavar="MxNxK,...",
+                    help="--hopper: the timed shapes (default: 4 shapes)")
+    ap.add_argument("--kernels", metavar="NAME,...",
+                    help="--hopper: only these manifest kernels (names "
+                         "without the dtype suffix)")
+    ap.add_argument("--no-generic", action="store_true",
+                    help="--hopper: skip timing the generic kernels")
     ap.add_argument("--hopper", metavar="DIR",
                     help="sm_90a bundles + hopper.json (make_kernels.py "
                          "--hopper): our runtime vs cuBLAS vs Triton")
@@ -498,7 +510,9 @@ def main():
         tdt = torch.bfloat16 if dt == "bf16" else torch.float16
         # ---- load + correctness of every variant
         kernels = {}
-        for v in [m for m in manifest if m["dtype"] == dt]:
+        for v in [m for m in manifest if m["dtype"] == dt and
+                  (not args.kernels or
+                   m["name"].rsplit("_", 1)[0] in args.kernels.split(","))]:
             bundle = os.path.join(args.bench, v["name"] + ".tileb")
             cubin = os.path.join(args.bench, v["name"] + ".cubin")
             meta = bundle_metadata(bundle)

@@ -22,7 +22,8 @@ variants"): examples/gemm.mlir (128x128 tiles) and
 utils/bench/kernels/gemm_128x256.mlir, each in f16 and in bf16 (the same
 program with xf16 -> xbf16), plus each with the other setting of the
 pipeline option sm90-persistent (default auto: persistent for 128x128
-tiles only; example_128x128np forces it off, gemm_128x256p on), into
+tiles only; example_128x128np forces it off, gemm_128x256p on) and with
+sm90-schedule=pingpong (example_128x128pp, gemm_128x256pp), into
 OUT/NAME.tileb and OUT/hopper.json,
 read by `gemm.py --hopper OUT`.
 """
@@ -98,33 +99,44 @@ def name_of(cfg, dt):
     return f"gemm_{dt}_{bm}x{bn}x{bk}_t{threads}_s{stages}"
 
 
-HOPPER_KERNELS = [  # (name, source, tile M, tile N, persistent)
+HOPPER_KERNELS = [  # (name, source, tile M, tile N, persistent, schedule)
     # persistent: None = the default (pipeline option sm90-persistent=auto:
     # persistent for 128x128 tiles only), True/False = forced, to compare.
-    ("example_128x128", "examples/gemm.mlir", 128, 128, None),
-    ("gemm_128x256", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, None),
-    ("example_128x128np", "examples/gemm.mlir", 128, 128, False),
-    ("gemm_128x256p", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, True),
+    # schedule: None = the default (sm90-schedule=auto: cooperative),
+    # "pingpong" = two consumer warpgroups on alternate units (persistent).
+    ("example_128x128", "examples/gemm.mlir", 128, 128, None, None),
+    ("gemm_128x256", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, None,
+     None),
+    ("example_128x128np", "examples/gemm.mlir", 128, 128, False, None),
+    ("gemm_128x256p", "utils/bench/kernels/gemm_128x256.mlir", 128, 256, True,
+     None),
+    ("example_128x128pp", "examples/gemm.mlir", 128, 128, None, "pingpong"),
+    ("gemm_128x256pp", "utils/bench/kernels/gemm_128x256.mlir", 128, 256,
+     None, "pingpong"),
 ]
 
 
-def persistent_pipeline(on):
-    return ("tile-to-nvvm{chip=sm_90a features=+ptx80 format=none "
-            f"sm90-persistent={'true' if on else 'false'}}}")
+def sm90_pipeline(persistent, schedule):
+    opts = "chip=sm_90a features=+ptx80 format=none"
+    if persistent is not None:
+        opts += f" sm90-persistent={'true' if persistent else 'false'}"
+    if schedule is not None:
+        opts += f" sm90-schedule={schedule}"
+    return f"tile-to-nvvm{{{opts}}}"
 
 
 def make_hopper(root, tilec, out):
     os.makedirs(out, exist_ok=True)
     manifest = []
-    for name, rel, tm, tn, persistent in HOPPER_KERNELS:
+    for name, rel, tm, tn, persistent, schedule in HOPPER_KERNELS:
         text = open(os.path.join(root, rel)).read()
         for dt in ("f16", "bf16"):
             src = os.path.join(out, f"{name}_{dt}.mlir")
             with open(src, "w") as f:
                 f.write(text if dt == "f16" else text.replace("xf16", "xbf16"))
             bundle = os.path.join(out, f"{name}_{dt}.tileb")
-            extra = ([] if persistent is None else
-                     [f"--pass-pipeline={persistent_pipeline(persistent)}"])
+            extra = ([] if persistent is None and schedule is None else
+                     [f"--pass-pipeline={sm90_pipeline(persistent, schedule)}"])
             subprocess.run([tilec, src, "--target=cuda", "--chip=sm_90a",
                             "-o", bundle] + extra, check=True)
             md = json.loads(subprocess.run(
@@ -135,7 +147,8 @@ def make_hopper(root, tilec, out):
                         if v.get("kind") == "sm90_tma_wgmma"]
             manifest.append(dict(
                 name=f"{name}_{dt}", source=rel, dtype=dt, tile_m=tm,
-                tile_n=tn, persistent=persistent, shared_bytes=md["shared_bytes"],
+                tile_n=tn, persistent=persistent, schedule=schedule,
+                shared_bytes=md["shared_bytes"],
                 variant=variants[0] if variants else None))
             print(f"{name}_{dt}: generic {md['block'][0]} threads "
                   f"{md['shared_bytes']} B; variant "

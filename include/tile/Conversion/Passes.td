@@ -115,7 +115,13 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     Option<"persistent", "persistent", "std::string", "\"auto\"",
            "Persistent kernels (one CTA per SM looping over the output "
            "tiles, variant metadata grid = \"sms\"): auto (for the "
-           "measured-faster 128x128 tile), true, false">
+           "measured-faster 128x128 tile), true, false">,
+    Option<"schedule", "schedule", "std::string", "\"auto\"",
+           "Consumer schedule: cooperative (the consumer warpgroups share "
+           "each tile, 64 rows each), pingpong (persistent; two consumer "
+           "warpgroups own alternate TMx(<=16384/TM) units and overlap one's "
+           "epilogue with the other's mainloop, ordered by named barriers) "
+           "or auto (cooperative)">
   ];
 }
 

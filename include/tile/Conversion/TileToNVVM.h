@@ -42,6 +42,12 @@ struct TileToNVVMPipelineOptions
                      "128x128 output tiles, where it measured faster), true, "
                      "false"),
       llvm::cl::init("auto")};
+  Option<std::string> sm90Schedule{
+      *this, "sm90-schedule",
+      llvm::cl::desc("Consumer schedule of the sm_90a variant: auto "
+                     "(cooperative), cooperative, pingpong (persistent, "
+                     "two consumer warpgroups on alternate tiles)"),
+      llvm::cl::init("auto")};
 };
 
 /// tile -> gpu/nvgpu -> NVVM -> cubin (docs/pipelines.md).

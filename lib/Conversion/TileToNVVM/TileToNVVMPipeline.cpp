@@ -43,6 +43,7 @@ void mlir::tile::buildTileToNVVMPipeline(
     TileWarpSpecializeOptions ws;
     ws.chip = opts.chip;
     ws.persistent = opts.sm90Persistent;
+    ws.schedule = opts.sm90Schedule;
     pm.addPass(createTileWarpSpecialize(ws));
     pm.addPass(createConvertTileGemmToSM90());
   }

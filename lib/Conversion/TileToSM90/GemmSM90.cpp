@@ -35,6 +35,17 @@
 // store the accumulators straight from registers (no staging tile, so the
 // producer refills the stages for the next tile meanwhile).
 //
+// Ping-pong (ws.pingpong, implies persistent; two consumer warpgroups):
+// each launch tile is cut into TMx`unitN` units (unitN = min(TN,
+// 16384/TM): 128 accumulator registers per thread); the CTA's units j =
+// 0, 1, ... (tile bid + (j / units per tile) * #CTAs) are loaded by the
+// producer in order, one stage = A (TMx64) + B (64 x unitN), and consumer
+// warpgroup c computes units c, c + 2, ... whole (nvgpu.warpgroup.mma with
+// a TM-row accumulator). Mainloops alternate through named barriers 2 and
+// 3 (256 threads: bar.sync by the waiter, bar.arrive by the signaller once
+// its mainloop is issued), so one warpgroup's wait_group 0 + epilogue from
+// registers overlaps the other's mainloop. empty[s] expects one arrival.
+//
 // The K tile is 64 (one 128-byte swizzle row) whatever the loop's KT: the
 // loop runs ceildiv(K, KT) iterations of KT, i.e. ceildiv(that, 64/KT)
 // hardware iterations; the columns past K*... are zero-filled by TMA (the
@@ -56,6 +67,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include <array>
 #include <functional>
 
 namespace mlir::tile {
@@ -157,7 +169,12 @@ public:
 
   int64_t aBytes() const { return m.tileM * kBlockK * 2; }
   int64_t bBoxBytes() const { return kBlockK * 64 * 2; }
-  int64_t stageBytes() const { return (m.tileM + m.tileN) * kBlockK * 2; }
+  /// B columns one stage holds: the tile's, or a ping-pong unit's.
+  int64_t loadN() const { return ws.pingpong ? ws.unitN : m.tileN; }
+  /// Accumulator rows per consumer warpgroup: 64 (cooperative) or the
+  /// whole tile (ping-pong).
+  int64_t accRows() const { return ws.pingpong ? m.tileM : 64; }
+  int64_t stageBytes() const { return (m.tileM + loadN()) * kBlockK * 2; }
   int64_t sharedBytes() const {
     // The persistent kernel's epilogue stores from registers: no staging.
     if (ws.persistent)
@@ -190,7 +207,16 @@ private:
   void consumer(Value nIter, Value tmaA, Value tmaB, Value full, Value empty,
                 IRMapping &mapping);
   void epilogue(Value acc, IRMapping &mapping);
-  void epilogueFromRegisters(Value acc, IRMapping &mapping);
+  void epilogueFromRegisters(Value acc, IRMapping &mapping, Value colOff,
+                             Value rowOff);
+  void pingpongProducer(Value nIter, Value tmaA, Value tmaB, Value full,
+                        Value empty, IRMapping &mapping);
+  void pingpongConsumer(Value nIter, Value tmaA, Value tmaB, Value full,
+                        Value empty, IRMapping &mapping);
+  /// Ping-pong: the number of units this CTA owns and, for its unit `j`,
+  /// the tile mapping and the unit's column offset in the tile.
+  Value localUnits();
+  Value mapUnit(Value j, IRMapping &mapping, IRMapping &tm);
   /// The persistent loop over this CTA's tiles: t = linear block id, step
   /// = number of CTAs; carries the global pipeline iteration count (for the
   /// stage index and mbarrier phase). `body(tileMapping, g0)` emits one
@@ -208,6 +234,7 @@ private:
   const WarpSpecialization &ws;
   MLIRContext *ctx;
   Value smem, pad, tid, wg;
+  Value ctaId, ctaCount; // ping-pong: set by localUnits()
 };
 
 void KernelBuilder::build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr) {
@@ -236,7 +263,9 @@ void KernelBuilder::build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr) {
   Value first = cmp(arith::CmpIPredicate::eq, tid, cst(0));
   for (int64_t s = 0; s < ws.stages; ++s) {
     nvgpu::MBarrierInitOp::create(b, loc, full, cst(1), cst(s), first);
-    nvgpu::MBarrierInitOp::create(b, loc, empty, cst(ws.consumers), cst(s),
+    // Ping-pong: one consumer warpgroup reads (and releases) each stage.
+    nvgpu::MBarrierInitOp::create(b, loc, empty,
+                                  cst(ws.pingpong ? 1 : ws.consumers), cst(s),
                                   first);
   }
   nvgpu::TmaPrefetchOp::create(b, loc, tmaA, first);
@@ -255,13 +284,17 @@ void KernelBuilder::build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr) {
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&roles.getThenRegion().front());
-    if (ws.persistent)
+    if (ws.pingpong)
+      pingpongProducer(nIter, tmaA, tmaB, full, empty, mapping);
+    else if (ws.persistent)
       persistentProducer(nIter, tmaA, tmaB, full, empty, mapping);
     else
       producer(nIter, tmaA, tmaB, full, empty, mapping.lookup(m.aRow),
                mapping.lookup(m.bCol));
     b.setInsertionPointToStart(&roles.getElseRegion().front());
-    if (ws.persistent)
+    if (ws.pingpong)
+      pingpongConsumer(nIter, tmaA, tmaB, full, empty, mapping);
+    else if (ws.persistent)
       persistentConsumer(nIter, tmaA, tmaB, full, empty, mapping);
     else
       consumer(nIter, tmaA, tmaB, full, empty, mapping);
@@ -336,8 +369,125 @@ void KernelBuilder::persistentConsumer(Value nIter, Value tmaA, Value tmaB,
       nvgpu::MBarrierArriveOp::create(b, loc, empty,
                                       remu(last, cst(ws.stages)));
     }
-    epilogueFromRegisters(acc, tm);
+    epilogueFromRegisters(acc, tm, cst(0), mul(wg, cst(64)));
   });
+}
+
+Value KernelBuilder::localUnits() {
+  // The CTA's tiles (t = bid, bid + ctas, ...), times units per tile.
+  Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value gdx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value gdy = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value gdz = gpu::GridDimOp::create(b, loc, gpu::Dimension::z);
+  bid = add(bid, mul(gdx, add(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+                              mul(gdy, gpu::BlockIdOp::create(
+                                           b, loc, gpu::Dimension::z)))));
+  ctaId = bid;
+  ctaCount = mul(gdx, mul(gdy, gdz));
+  Value some = cmp(arith::CmpIPredicate::ult, bid, numTiles);
+  Value left = arith::SubIOp::create(
+      b, loc, arith::SelectOp::create(b, loc, some, numTiles, bid), bid);
+  Value tiles = divu(add(left, arith::SubIOp::create(b, loc, ctaCount, cst(1))),
+                     ctaCount);
+  return mul(tiles, cst(m.tileN / ws.unitN));
+}
+
+Value KernelBuilder::mapUnit(Value j, IRMapping &mapping, IRMapping &tm) {
+  int64_t subs = m.tileN / ws.unitN;
+  Value t = add(ctaId, mul(divu(j, cst(subs)), ctaCount));
+  tm = mapping;
+  mapTile(t, tm);
+  return mul(remu(j, cst(subs)), cst(ws.unitN));
+}
+
+void KernelBuilder::pingpongProducer(Value nIter, Value tmaA, Value tmaB,
+                                     Value full, Value empty,
+                                     IRMapping &mapping) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(ws.producerRegs),
+      NVVM::SetMaxRegisterActionAttr::get(ctx,
+                                          NVVM::SetMaxRegisterAction::decrease));
+  Value issuer = cmp(arith::CmpIPredicate::eq, tid, cst(ws.consumers * 128));
+  auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+  // Every unit of the CTA in order (both consumers' units interleaved), so
+  // the stage ring's global iteration of unit j, step i is j * nIter + i.
+  Value units = localUnits();
+  auto loop = scf::ForOp::create(b, loc, cst(0), units, cst(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  IRMapping tm;
+  Value colOff = mapUnit(j, mapping, tm);
+  Value aRow = tm.lookup(m.aRow), bCol = add(tm.lookup(m.bCol), colOff);
+  Value g0 = mul(j, nIter);
+  auto inner = scf::ForOp::create(b, loc, cst(0), nIter, cst(1));
+  b.setInsertionPointToStart(inner.getBody());
+  Value i = inner.getInductionVar();
+  emitLoad(add(g0, i), i, tmaA, tmaB, full, empty, aRow, bCol);
+}
+
+void KernelBuilder::pingpongConsumer(Value nIter, Value tmaA, Value tmaB,
+                                     Value full, Value empty,
+                                     IRMapping &mapping) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(ws.consumerRegs),
+      NVVM::SetMaxRegisterActionAttr::get(ctx,
+                                          NVVM::SetMaxRegisterAction::increase));
+  Value signaller = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
+  // Consumer warpgroup c (= wg) takes the CTA's units c, c + 2, ...
+  // Mainloops alternate: c waits on named barrier 2 + c before each unit
+  // but its first (the other warpgroup's mainloop of the previous unit is
+  // issued) and, once its own mainloop is issued, signals barrier 3 - c if
+  // a next unit exists; so one warpgroup's epilogue overlaps the other's
+  // mainloop. Waits and signals pair up exactly (no dangling arrivals).
+  // The warpgroup index through shfl.sync from lane 0 (as CUTLASS's
+  // canonical_warp_group_idx): ptxas then knows it is warp-uniform; with
+  // tid / 128 the unit loop (and its wgmmas) counts as divergent and ptxas
+  // serializes the wgmmas (C7520).
+  Value wgI32 = gpu::ShuffleOp::create(b, loc, toI32(wg), i32(0), i32(32),
+                                       gpu::ShuffleMode::IDX)
+                    .getShuffleResult();
+  Value wgU = arith::IndexCastOp::create(b, loc, b.getIndexType(), wgI32);
+  Value units = localUnits();
+  Value waitId = toI32(add(wgU, cst(2)));
+  Value signalId = toI32(arith::SubIOp::create(b, loc, cst(3), wgU));
+  Value pair = i32(2 * 128);
+  auto loop = scf::ForOp::create(b, loc, wgU, units, cst(2));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  IRMapping tm;
+  Value colOff = mapUnit(j, mapping, tm);
+  Value g0 = mul(j, nIter);
+  {
+    auto ifWait = scf::IfOp::create(
+        b, loc, TypeRange{}, cmp(arith::CmpIPredicate::ugt, j, cst(0)), false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifWait.getThenRegion().front());
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, waitId, pair,
+                            /*reductionOp=*/{}, /*reductionPredicate=*/Value{});
+  }
+  Value acc = mainLoop(nIter, g0, tmaA, tmaB, full, empty, signaller);
+  {
+    auto ifSignal = scf::IfOp::create(
+        b, loc, TypeRange{},
+        cmp(arith::CmpIPredicate::ult, add(j, cst(1)), units), false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifSignal.getThenRegion().front());
+    NVVM::BarrierArriveOp::create(b, loc, signalId, pair);
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  Value release = arith::AndIOp::create(
+      b, loc, signaller, cmp(arith::CmpIPredicate::ugt, nIter, cst(0)));
+  {
+    auto ifRelease = scf::IfOp::create(b, loc, TypeRange{}, release, false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
+    Value last = arith::SubIOp::create(b, loc, add(g0, nIter), cst(1));
+    nvgpu::MBarrierArriveOp::create(b, loc, empty, remu(last, cst(ws.stages)));
+  }
+  epilogueFromRegisters(acc, tm, colOff, cst(0));
 }
 
 void KernelBuilder::producer(Value nIter, Value tmaA, Value tmaB, Value full,
@@ -374,7 +524,7 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value tmaA, Value tmaB,
   Value aDst = view(smemType({m.tileM, kBlockK}, m.inType), stageOff);
   nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaA,
                                 ValueRange{k0, aRow}, stage, Value{}, Value{});
-  for (int64_t h = 0; h < m.tileN / 64; ++h) {
+  for (int64_t h = 0; h < loadN() / 64; ++h) {
     Value bDst = view(smemType({kBlockK, 64}, m.inType),
                       add(stageOff, cst(aBytes() + h * bBoxBytes())));
     nvgpu::TmaAsyncLoadOp::create(b, loc, bDst, full, tmaB,
@@ -397,13 +547,14 @@ void KernelBuilder::consumer(Value nIter, Value tmaA, Value tmaB, Value full,
 Value KernelBuilder::mainLoop(Value nIter, Value g0, Value tmaA, Value tmaB,
                               Value full, Value empty, Value signaller) {
   auto accType = nvgpu::WarpgroupAccumulatorType::get(
-      ctx, VectorType::get({64, m.tileN}, b.getF32Type()));
+      ctx, VectorType::get({accRows(), loadN()}, b.getF32Type()));
   auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
-      ctx, smemType({64, kBlockK}, m.inType));
+      ctx, smemType({accRows(), kBlockK}, m.inType));
   auto descBType = nvgpu::WarpgroupMatrixDescriptorType::get(
-      ctx, smemType({kBlockK, m.tileN}, m.inType));
+      ctx, smemType({kBlockK, loadN()}, m.inType));
   Value acc0 = nvgpu::WarpgroupMmaInitAccumulatorOp::create(b, loc, accType);
-  Value aRowOff = mul(wg, cst(64 * kBlockK * 2)); // this warpgroup's rows
+  // This warpgroup's rows (cooperative); ping-pong reads all of A.
+  Value aRowOff = ws.pingpong ? cst(0) : mul(wg, cst(64 * kBlockK * 2));
 
   auto loop =
       scf::ForOp::create(b, loc, cst(0), nIter, cst(1), ValueRange{acc0});
@@ -420,8 +571,8 @@ Value KernelBuilder::mainLoop(Value nIter, Value g0, Value tmaA, Value tmaB,
                                            cst(10000000), stage);
     Value stageOff = mul(stage, cst(stageBytes()));
     Value aTile =
-        view(smemType({64, kBlockK}, m.inType), add(stageOff, aRowOff));
-    Value bTile = view(smemType({kBlockK, m.tileN}, m.inType),
+        view(smemType({accRows(), kBlockK}, m.inType), add(stageOff, aRowOff));
+    Value bTile = view(smemType({kBlockK, loadN()}, m.inType),
                        add(stageOff, cst(aBytes())));
     Value descA = nvgpu::WarpgroupGenerateDescriptorOp::create(
         b, loc, descAType, aTile, tmaA);
@@ -511,32 +662,43 @@ void KernelBuilder::epilogue(Value acc, IRMapping &mapping) {
   }
 }
 
-void KernelBuilder::epilogueFromRegisters(Value acc, IRMapping &mapping) {
+void KernelBuilder::epilogueFromRegisters(Value acc, IRMapping &mapping,
+                                          Value colOff, Value rowOff) {
   // wgmma's accumulator layout (m64nNk16, f32): in each consumer
   // warpgroup, warp w (of 4) and lane l hold, for every 8-column group j,
   // elements 4j, 4j+1 at row 16w + l/4, columns 8j + 2(l%4) + {0, 1}, and
   // 4j+2, 4j+3 eight rows below. Stored directly (pairs of C's element
   // type): no shared memory, so the producer keeps refilling the stages.
-  int64_t n = m.tileN / 2; // values per thread
+  // An accumulator of 64q rows is q such blocks (one inner struct each),
+  // block q at rows 64q.. of the warpgroup's rows `rowOff`...
+  int64_t width = loadN();
+  int64_t n = width / 2; // values per thread per 64-row block
+  int64_t blocks = accRows() / 64;
   auto f32 = b.getF32Type();
   auto inner = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(n, f32));
-  auto outer = LLVM::LLVMStructType::getLiteral(ctx, {inner});
-  Value s =
+  auto outer = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(blocks, inner));
+  Value whole =
       UnrealizedConversionCastOp::create(b, loc, outer, acc).getResult(0);
-  s = LLVM::ExtractValueOp::create(b, loc, s, ArrayRef<int64_t>{0});
-  SmallVector<Value> vals;
-  for (int64_t i = 0; i < n; ++i)
-    vals.push_back(LLVM::ExtractValueOp::create(b, loc, s, ArrayRef<int64_t>{i}));
+  SmallVector<SmallVector<Value>> blockVals;
+  for (int64_t q = 0; q < blocks; ++q) {
+    Value s = LLVM::ExtractValueOp::create(b, loc, whole, ArrayRef<int64_t>{q});
+    SmallVector<Value> vals;
+    for (int64_t i = 0; i < n; ++i)
+      vals.push_back(
+          LLVM::ExtractValueOp::create(b, loc, s, ArrayRef<int64_t>{i}));
+    blockVals.push_back(std::move(vals));
+  }
 
   Value C = mapping.lookup(m.C);
-  Value cRow = mapping.lookup(m.cRow), cCol = mapping.lookup(m.cCol);
+  Value cRow = add(mapping.lookup(m.cRow), rowOff);
+  Value cCol = add(mapping.lookup(m.cCol), colOff);
   Value M = memref::DimOp::create(b, loc, C, 0);
   Value N = memref::DimOp::create(b, loc, C, 1);
   Value lane = remu(tid, cst(32));
   Value warp = remu(divu(tid, cst(32)), cst(4));
-  Value row0 = add(add(cRow, mul(wg, cst(64))),
-                   add(mul(warp, cst(16)), divu(lane, cst(4))));
+  Value row0 = add(cRow, add(mul(warp, cst(16)), divu(lane, cst(4))));
   Value col0 = add(cCol, mul(remu(lane, cst(4)), cst(2)));
   int64_t outBytes = m.outType.getIntOrFloatBitWidth() / 8;
   Value cBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, C);
@@ -553,12 +715,19 @@ void KernelBuilder::epilogueFromRegisters(Value acc, IRMapping &mapping) {
           even),
       arith::AndIOp::create(
           b, loc, cmp(arith::CmpIPredicate::eq, remu(cCol, cst(2)), cst(0)),
-          cmp(arith::CmpIPredicate::ule, add(cCol, cst(m.tileN)), N)));
+          cmp(arith::CmpIPredicate::ule, add(cCol, cst(width)), N)));
   auto v2f32 = VectorType::get({2}, f32);
   auto v2out = VectorType::get({2}, m.outType);
-  Value rows[2] = {row0, add(row0, cst(8))};
+  SmallVector<std::array<Value, 2>> blockRows;
+  for (int64_t q = 0; q < blocks; ++q) {
+    Value rowQ = q == 0 ? row0 : add(row0, cst(64 * q));
+    blockRows.push_back({rowQ, add(rowQ, cst(8))});
+  }
   auto ifFast = scf::IfOp::create(b, loc, TypeRange{}, fast, true);
   OpBuilder::InsertionGuard g(b);
+  for (int64_t q = 0; q < blocks; ++q) {
+  ArrayRef<Value> vals = blockVals[q];
+  std::array<Value, 2> rows = blockRows[q];
   for (int64_t half = 0; half < 2; ++half) {
     b.setInsertionPoint(ifFast.getThenRegion().front().getTerminator());
     Value row = rows[half];
@@ -567,7 +736,7 @@ void KernelBuilder::epilogueFromRegisters(Value acc, IRMapping &mapping) {
     {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(&ifRow.getThenRegion().front());
-      for (int64_t j = 0; j < m.tileN / 8; ++j) {
+      for (int64_t j = 0; j < width / 8; ++j) {
         Value v = vector::FromElementsOp::create(
             b, loc, v2f32,
             ValueRange{vals[4 * j + 2 * half], vals[4 * j + 2 * half + 1]});
@@ -585,7 +754,7 @@ void KernelBuilder::epilogueFromRegisters(Value acc, IRMapping &mapping) {
     {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(&ifRow2.getThenRegion().front());
-      for (int64_t j = 0; j < m.tileN / 8; ++j)
+      for (int64_t j = 0; j < width / 8; ++j)
         for (int64_t e = 0; e < 2; ++e) {
           Value col = add(col0, cst(8 * j + e));
           auto ifCol = scf::IfOp::create(
@@ -599,6 +768,7 @@ void KernelBuilder::epilogueFromRegisters(Value acc, IRMapping &mapping) {
           memref::StoreOp::create(b, loc, x, C, ValueRange{row, col});
         }
     }
+  }
   }
 }
 
@@ -790,6 +960,9 @@ struct ConvertTileGemmToSM90Pass
     // One CTA per SM (capped at the tile count), each looping over tiles.
     if (ws.persistent)
       variant["grid"] = "sms";
+    // Informational (the runtime launches both schedules alike).
+    if (ws.pingpong)
+      variant["schedule"] = "pingpong";
     return llvm::json::Value(std::move(variant));
   }
 };

@@ -243,6 +243,10 @@ DictionaryAttr WarpSpecialization::toAttr(MLIRContext *ctx) const {
   };
   if (persistent)
     attrs.push_back(b.getNamedAttr("persistent", b.getBoolAttr(true)));
+  if (pingpong) {
+    attrs.push_back(b.getNamedAttr("schedule", b.getStringAttr("pingpong")));
+    attrs.push_back(b.getNamedAttr("unit_n", b.getI64IntegerAttr(unitN)));
+  }
   return b.getDictionaryAttr(attrs);
 }
 
@@ -265,6 +269,11 @@ FailureOr<WarpSpecialization> WarpSpecialization::fromAttr(Attribute attr) {
     return failure();
   if (auto p = d.getAs<BoolAttr>("persistent"))
     ws.persistent = p.getValue();
+  if (auto s = d.getAs<StringAttr>("schedule"))
+    ws.pingpong = s.getValue() == "pingpong";
+  if (ws.pingpong &&
+      (!ws.persistent || ws.consumers != 2 || !get("unit_n", ws.unitN)))
+    return failure();
   return ws;
 }
 
@@ -278,9 +287,47 @@ FailureOr<PersistentMode> sm90::parsePersistentMode(StringRef s) {
   return failure();
 }
 
+FailureOr<ScheduleMode> sm90::parseScheduleMode(StringRef s) {
+  if (s == "auto")
+    return ScheduleMode::Auto;
+  if (s == "cooperative")
+    return ScheduleMode::Cooperative;
+  if (s == "pingpong" || s == "ping-pong")
+    return ScheduleMode::PingPong;
+  return failure();
+}
+
+int64_t sm90::pingpongUnitN(const GemmMatch &m) {
+  // A unit's accumulator (TM x unitN f32 over one warpgroup's 128 threads)
+  // stays at 128 registers per thread, like a cooperative 64-row share.
+  int64_t unitN = std::min<int64_t>(m.tileN, 16384 / m.tileM);
+  if (unitN < 64 || unitN % 64 != 0 || m.tileN % unitN != 0)
+    return 0;
+  return unitN;
+}
+
 WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
-                                                  PersistentMode persistent) {
+                                                  PersistentMode persistent,
+                                                  ScheduleMode schedule) {
   WarpSpecialization ws;
+  // Ping-pong (forced only, see docs/performance.md): two consumer
+  // warpgroups, each owning whole TMx`unitN` units of the persistent loop.
+  int64_t unitN = pingpongUnitN(m);
+  if (schedule == ScheduleMode::PingPong && unitN != 0 &&
+      persistent != PersistentMode::Off) {
+    ws.persistent = true;
+    ws.pingpong = true;
+    ws.unitN = unitN;
+    ws.consumers = 2;
+    ws.producers = 1;
+    ws.producerRegs = 40;
+    ws.consumerRegs = 232;
+    ws.blockK = kBlockK;
+    int64_t stageBytes = (m.tileM + unitN) * kBlockK * 2;
+    int64_t fit = (227 * 1024 - 1024) / stageBytes;
+    ws.stages = std::max<int64_t>(2, std::min<int64_t>(fit, 7));
+    return ws;
+  }
   // Persistent by default only where it measured faster on the H200
   // (docs/performance.md): 128x128 tiles, +11-24% on every benchmarked
   // shape (the f32 staging epilogue and the per-tile fill of 7.8 waves at

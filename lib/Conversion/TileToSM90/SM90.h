@@ -71,6 +71,13 @@ struct WarpSpecialization {
   /// the accumulator registers so the producer refills the stages for the
   /// next tile meanwhile). Recorded in the attribute only when true.
   bool persistent = false;
+  /// Ping-pong schedule (implies persistent, two consumer warpgroups): the
+  /// launch tile is cut into TMx`unitN` units (accumulator <= 128 f32 per
+  /// thread); each consumer warpgroup owns whole units (the CTA's units
+  /// alternate between the two) and runs its epilogue while the other runs
+  /// its mainloop, ordered by named barriers. Recorded only when true.
+  bool pingpong = false;
+  int64_t unitN = 0; // ping-pong: the unit's columns (divides the tile N)
   int64_t threads() const { return 128 * (producers + consumers); }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
@@ -82,10 +89,18 @@ enum class PersistentMode { Auto, On, Off };
 /// "auto" | "true"/"1"/"on" | "false"/"0"/"off"; failure otherwise.
 FailureOr<PersistentMode> parsePersistentMode(StringRef s);
 
+/// Consumer schedule request (ScheduleMode::Auto lets the policy decide).
+enum class ScheduleMode { Auto, Cooperative, PingPong };
+/// "auto" | "cooperative" | "pingpong"; failure otherwise.
+FailureOr<ScheduleMode> parseScheduleMode(StringRef s);
+/// The ping-pong unit's columns for a match, or 0 where it does not apply.
+int64_t pingpongUnitN(const GemmMatch &m);
+
 /// The decision for a match (tile-warp-specialize's policy).
 WarpSpecialization
 decideWarpSpecialization(const GemmMatch &m,
-                         PersistentMode persistent = PersistentMode::Auto);
+                         PersistentMode persistent = PersistentMode::Auto,
+                         ScheduleMode schedule = ScheduleMode::Auto);
 
 bool isSM90Chip(StringRef chip);
 

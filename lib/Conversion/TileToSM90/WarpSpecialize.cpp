@@ -35,6 +35,13 @@ struct TileWarpSpecializePass
           << persistent << "'";
       return signalPassFailure();
     }
+    auto sched = parseScheduleMode(schedule);
+    if (failed(sched)) {
+      getOperation().emitError("tile-warp-specialize: schedule must be "
+                               "auto, cooperative or pingpong, not '")
+          << schedule << "'";
+      return signalPassFailure();
+    }
     getOperation().walk([&](PipelinedOp loop) {
       loop->removeAttr(kWarpSpecializeAttr);
       std::string why;
@@ -46,7 +53,7 @@ struct TileWarpSpecializePass
         return;
       }
       loop->setAttr(kWarpSpecializeAttr,
-                    decideWarpSpecialization(*m, *mode).toAttr(&getContext()));
+                    decideWarpSpecialization(*m, *mode, *sched).toAttr(&getContext()));
     });
   }
 };
