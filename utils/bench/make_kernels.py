@@ -23,7 +23,9 @@ utils/bench/kernels/gemm_128x256.mlir, each in f16 and in bf16 (the same
 program with xf16 -> xbf16), plus each with the other setting of the
 pipeline option sm90-persistent (default auto: persistent for 128x128
 tiles only; example_128x128np forces it off, gemm_128x256p on) and with
-sm90-schedule=pingpong (example_128x128pp, gemm_128x256pp), into
+sm90-schedule=pingpong (example_128x128pp, gemm_128x256pp) and with the
+experimental sm90-epilogue=tma (TMA-store epilogue, persistent:
+example_128x128t, gemm_128x256t), into
 OUT/NAME.tileb and OUT/hopper.json,
 read by `gemm.py --hopper OUT`.
 """
@@ -99,7 +101,8 @@ def name_of(cfg, dt):
     return f"gemm_{dt}_{bm}x{bn}x{bk}_t{threads}_s{stages}"
 
 
-HOPPER_KERNELS = [  # (name, source, tile M, tile N, persistent, schedule)
+HOPPER_KERNELS = [  # (name, source, tile M, tile N, persistent, schedule
+    #                   [, epilogue])
     # persistent: None = the default (pipeline option sm90-persistent=auto:
     # persistent for 128x128 tiles only), True/False = forced, to compare.
     # schedule: None = the default (sm90-schedule=auto: cooperative),
@@ -113,11 +116,18 @@ HOPPER_KERNELS = [  # (name, source, tile M, tile N, persistent, schedule)
     ("example_128x128pp", "examples/gemm.mlir", 128, 128, None, "pingpong"),
     ("gemm_128x256pp", "utils/bench/kernels/gemm_128x256.mlir", 128, 256,
      None, "pingpong"),
+    # epilogue: "tma" = sm90-epilogue=tma (experimental TMA-store epilogue;
+    # implies persistent).
+    ("example_128x128t", "examples/gemm.mlir", 128, 128, None, None, "tma"),
+    ("gemm_128x256t", "utils/bench/kernels/gemm_128x256.mlir", 128, 256,
+     None, None, "tma"),
 ]
 
 
-def sm90_pipeline(persistent, schedule):
+def sm90_pipeline(persistent, schedule, epilogue=None):
     opts = "chip=sm_90a features=+ptx80 format=none"
+    if epilogue is not None:
+        opts += f" sm90-epilogue={epilogue}"
     if persistent is not None:
         opts += f" sm90-persistent={'true' if persistent else 'false'}"
     if schedule is not None:
@@ -128,15 +138,18 @@ def sm90_pipeline(persistent, schedule):
 def make_hopper(root, tilec, out):
     os.makedirs(out, exist_ok=True)
     manifest = []
-    for name, rel, tm, tn, persistent, schedule in HOPPER_KERNELS:
+    for name, rel, tm, tn, persistent, schedule, *rest in HOPPER_KERNELS:
+        epilogue = rest[0] if rest else None
         text = open(os.path.join(root, rel)).read()
         for dt in ("f16", "bf16"):
             src = os.path.join(out, f"{name}_{dt}.mlir")
             with open(src, "w") as f:
                 f.write(text if dt == "f16" else text.replace("xf16", "xbf16"))
             bundle = os.path.join(out, f"{name}_{dt}.tileb")
-            extra = ([] if persistent is None and schedule is None else
-                     [f"--pass-pipeline={sm90_pipeline(persistent, schedule)}"])
+            extra = ([] if persistent is None and schedule is None and
+                     epilogue is None else
+                     ["--pass-pipeline="
+                      + sm90_pipeline(persistent, schedule, epilogue)])
             subprocess.run([tilec, src, "--target=cuda", "--chip=sm_90a",
                             "-o", bundle] + extra, check=True)
             md = json.loads(subprocess.run(
@@ -148,6 +161,7 @@ def make_hopper(root, tilec, out):
             manifest.append(dict(
                 name=f"{name}_{dt}", source=rel, dtype=dt, tile_m=tm,
                 tile_n=tn, persistent=persistent, schedule=schedule,
+                epilogue=epilogue,
                 shared_bytes=md["shared_bytes"],
                 variant=variants[0] if variants else None))
             print(f"{name}_{dt}: generic {md['block'][0]} threads "

@@ -121,7 +121,13 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
            "each tile, 64 rows each), pingpong (persistent; two consumer "
            "warpgroups own alternate TMx(<=16384/TM) units and overlap one's "
            "epilogue with the other's mainloop, ordered by named barriers) "
-           "or auto (cooperative)">
+           "or auto (cooperative)">,
+    Option<"epilogue", "epilogue", "std::string", "\"auto\"",
+           "Epilogue: auto (stores from registers when persistent, else "
+           "through an f32 staging tile) or tma (experimental: persistent "
+           "cooperative kernels with a 16-bit C store 64-column chunks "
+           "through two 128B-swizzled staging buffers per consumer "
+           "warpgroup with cp.async.bulk.tensor; a third tensor map)">
   ];
 }
 

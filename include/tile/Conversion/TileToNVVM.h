@@ -48,6 +48,12 @@ struct TileToNVVMPipelineOptions
                      "(cooperative), cooperative, pingpong (persistent, "
                      "two consumer warpgroups on alternate tiles)"),
       llvm::cl::init("auto")};
+  Option<std::string> sm90Epilogue{
+      *this, "sm90-epilogue",
+      llvm::cl::desc("Epilogue of the sm_90a variant: auto, tma "
+                     "(experimental: TMA stores through swizzled staging "
+                     "buffers; persistent cooperative, 16-bit C)"),
+      llvm::cl::init("auto")};
 };
 
 /// tile -> gpu/nvgpu -> NVVM -> cubin (docs/pipelines.md).

@@ -44,6 +44,7 @@ void mlir::tile::buildTileToNVVMPipeline(
     ws.chip = opts.chip;
     ws.persistent = opts.sm90Persistent;
     ws.schedule = opts.sm90Schedule;
+    ws.epilogue = opts.sm90Epilogue;
     pm.addPass(createTileWarpSpecialize(ws));
     pm.addPass(createConvertTileGemmToSM90());
   }

@@ -46,6 +46,14 @@
 // its mainloop is issued), so one warpgroup's wait_group 0 + epilogue from
 // registers overlaps the other's mainloop. empty[s] expects one arrival.
 //
+// TMA-store epilogue (ws.tmaStore, persistent cooperative, 16-bit C;
+// experimental): the kernel takes a third tensor map (C, box 64x64, 128B
+// swizzle); each consumer warpgroup writes its accumulators 64 columns at
+// a time into one of its two swizzled 64x64 staging buffers (after the
+// stages) and thread 0 of the warpgroup stores the chunk with
+// cp.async.bulk.tensor, reusing a buffer only after wait_group.read 1
+// (epilogueTma); the stores overlap the next tile's mainloop.
+//
 // The K tile is 64 (one 128-byte swizzle row) whatever the loop's KT: the
 // loop runs ceildiv(K, KT) iterations of KT, i.e. ceildiv(that, 64/KT)
 // hardware iterations; the columns past K*... are zero-filled by TMA (the
@@ -159,9 +167,10 @@ public:
     return memref::ViewOp::create(b, loc, type, smem, add(pad, byteOffset),
                                   ValueRange{});
   }
-  nvgpu::TensorMapDescriptorType tmaType(ArrayRef<int64_t> box) {
+  nvgpu::TensorMapDescriptorType tmaType(ArrayRef<int64_t> box,
+                                         Type elt = {}) {
     return nvgpu::TensorMapDescriptorType::get(
-        ctx, smemType(box, m.inType), nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        ctx, smemType(box, elt ? elt : m.inType), nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
         nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
         nvgpu::TensorMapOOBKind::OOB_ZERO,
         nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
@@ -178,7 +187,7 @@ public:
   int64_t sharedBytes() const {
     // The persistent kernel's epilogue stores from registers: no staging.
     if (ws.persistent)
-      return 1024 + ws.stages * stageBytes();
+      return 1024 + ws.stages * stageBytes() + ws.stagingBytes();
     return 1024 + std::max(ws.stages * stageBytes(), m.tileM * m.tileN * 4);
   }
 
@@ -191,7 +200,8 @@ public:
   /// Emits the kernel body; `args` are the gpu.func's entry arguments
   /// (kernel params then the two tensor-map pointers), `mapping` maps the
   /// launch's values to the kernel's.
-  void build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr);
+  void build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr,
+             Value tmaCPtr = {});
 
 private:
   void producer(Value nIter, Value tmaA, Value tmaB, Value full, Value empty,
@@ -207,6 +217,9 @@ private:
   void consumer(Value nIter, Value tmaA, Value tmaB, Value full, Value empty,
                 IRMapping &mapping);
   void epilogue(Value acc, IRMapping &mapping);
+  /// ws.tmaStore: the accumulators through the swizzled staging buffers
+  /// and cp.async.bulk.tensor stores (see WarpSpecialization::tmaStore).
+  void epilogueTma(Value acc, IRMapping &mapping);
   void epilogueFromRegisters(Value acc, IRMapping &mapping, Value colOff,
                              Value rowOff);
   void pingpongProducer(Value nIter, Value tmaA, Value tmaB, Value full,
@@ -234,10 +247,12 @@ private:
   const WarpSpecialization &ws;
   MLIRContext *ctx;
   Value smem, pad, tid, wg;
+  Value tmaC; // ws.tmaStore: C's tensor map (box 64x64, 128B swizzle)
   Value ctaId, ctaCount; // ping-pong: set by localUnits()
 };
 
-void KernelBuilder::build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr) {
+void KernelBuilder::build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr,
+                          Value tmaCPtr) {
   auto smemRawType =
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, smemSpace());
@@ -270,6 +285,12 @@ void KernelBuilder::build(IRMapping &mapping, Value tmaAPtr, Value tmaBPtr) {
   }
   nvgpu::TmaPrefetchOp::create(b, loc, tmaA, first);
   nvgpu::TmaPrefetchOp::create(b, loc, tmaB, first);
+  if (ws.tmaStore) {
+    tmaC = UnrealizedConversionCastOp::create(
+               b, loc, tmaType({64, 64}, m.outType), tmaCPtr)
+               .getResult(0);
+    nvgpu::TmaPrefetchOp::create(b, loc, tmaC, first);
+  }
   gpu::BarrierOp::create(b, loc);
 
   // Hardware iterations: ceildiv(loop trip count, 64 / KT).
@@ -369,8 +390,102 @@ void KernelBuilder::persistentConsumer(Value nIter, Value tmaA, Value tmaB,
       nvgpu::MBarrierArriveOp::create(b, loc, empty,
                                       remu(last, cst(ws.stages)));
     }
-    epilogueFromRegisters(acc, tm, cst(0), mul(wg, cst(64)));
+    if (ws.tmaStore)
+      epilogueTma(acc, tm);
+    else
+      epilogueFromRegisters(acc, tm, cst(0), mul(wg, cst(64)));
   });
+  if (ws.tmaStore) {
+    // The last tile's stores have completed before the CTA exits.
+    Value issuer = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
+    auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                         UnitAttr{});
+  }
+}
+
+void KernelBuilder::epilogueTma(Value acc, IRMapping &mapping) {
+  // Accumulator layout as in epilogueFromRegisters: warp w, lane l hold,
+  // for 8-column group j, (4j, 4j+1) at row 16w + l/4, columns 8j +
+  // 2(l%4) + {0,1}, and (4j+2, 4j+3) 8 rows below. Chunk c (columns
+  // 64c..64c+63) goes to staging buffer c % 2 of this warpgroup, a 64x64
+  // tile with the 128B swizzle (16-byte unit u of row r at u ^ (r % 8));
+  // r % 8 = l / 4, so a warp's pair stores hit 32 distinct banks.
+  int64_t width = m.tileN;
+  int64_t n = width / 2;
+  auto f32 = b.getF32Type();
+  auto inner =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(n, f32));
+  auto outer = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>{inner});
+  Value whole =
+      UnrealizedConversionCastOp::create(b, loc, outer, acc).getResult(0);
+  Value s0 = LLVM::ExtractValueOp::create(b, loc, whole, ArrayRef<int64_t>{0});
+  SmallVector<Value> vals;
+  for (int64_t i = 0; i < n; ++i)
+    vals.push_back(
+        LLVM::ExtractValueOp::create(b, loc, s0, ArrayRef<int64_t>{i}));
+
+  Value cRow = add(mapping.lookup(m.cRow), mul(wg, cst(64)));
+  Value cCol = mapping.lookup(m.cCol);
+  Value lane = remu(tid, cst(32));
+  Value warp = remu(divu(tid, cst(32)), cst(4));
+  Value quad = divu(lane, cst(4));         // row % 8
+  Value pairCol = mul(remu(lane, cst(4)), cst(2));
+  Value row0 = add(mul(warp, cst(16)), quad);
+  Value row1 = add(row0, cst(8));
+  Value issuer = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
+  int64_t barrier = 4 + 0; // + wg below (ids 4, 5; 1-3 are taken)
+  Value barId = toI32(add(wg, cst(barrier)));
+  auto bar = [&]() {
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, barId, i32(128),
+                            /*reductionOp=*/{}, /*reductionPredicate=*/Value{});
+  };
+  auto v2f32 = VectorType::get({2}, f32);
+  auto v2out = VectorType::get({2}, m.outType);
+  Value bufBase = add(cst(ws.stages * stageBytes()), mul(wg, cst(2 * 8192)));
+  for (int64_t c = 0; c < width / 64; ++c) {
+    // The buffer's previous store (two commits ago) has read it.
+    {
+      auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(1),
+                                           b.getUnitAttr());
+    }
+    bar();
+    Value buf = view(smemType({64, 64}, m.outType),
+                     add(bufBase, cst((c % 2) * 8192)));
+    for (int64_t jj = 0; jj < 8; ++jj) {
+      int64_t j = c * 8 + jj;
+      Value col = add(mul(arith::XOrIOp::create(b, loc, quad, cst(jj)),
+                          cst(8)),
+                      pairCol);
+      for (int64_t half = 0; half < 2; ++half) {
+        Value v = vector::FromElementsOp::create(
+            b, loc, v2f32,
+            ValueRange{vals[4 * j + 2 * half], vals[4 * j + 2 * half + 1]});
+        v = arith::TruncFOp::create(b, loc, v2out, v);
+        auto st = vector::StoreOp::create(b, loc, v, buf,
+                                          ValueRange{half ? row1 : row0, col});
+        st.setAlignment(4);
+      }
+    }
+    // Generic-proxy writes visible to the async proxy, then one thread
+    // stores the chunk (TMA clips rows/columns outside C).
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    bar();
+    auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+    nvgpu::TmaAsyncStoreOp::create(b, loc, buf, tmaC,
+                                   ValueRange{add(cCol, cst(64 * c)), cRow},
+                                   Value{});
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  }
 }
 
 Value KernelBuilder::localUnits() {
@@ -882,6 +997,8 @@ struct ConvertTileGemmToSM90Pass
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
     argTypes.push_back(ptrType);
     argTypes.push_back(ptrType);
+    if (ws.tmaStore)
+      argTypes.push_back(ptrType);
     std::string kernelName = name + "_kernel_sm90";
     auto fn = gpu::GPUFuncOp::create(b, loc, kernelName,
                                      FunctionType::get(ctx, argTypes, {}));
@@ -929,17 +1046,19 @@ struct ConvertTileGemmToSM90Pass
         b.clone(op, mapping);
     }
 
-    kb.build(mapping, entry.getArgument(nargs), entry.getArgument(nargs + 1));
+    kb.build(mapping, entry.getArgument(nargs), entry.getArgument(nargs + 1),
+             ws.tmaStore ? entry.getArgument(nargs + 2) : Value{});
     gpu::ReturnOp::create(b, loc);
 
     // The variant's metadata (docs/bundle.md, "variants").
     auto paramIndex = [&](Value v) {
       return (int64_t)cast<BlockArgument>(v).getArgNumber();
     };
-    auto tmaEntry = [&](Value param, int64_t inner, int64_t outer) {
+    auto tmaEntry = [&](Value param, int64_t inner, int64_t outer,
+                        Type elt = {}) {
       return llvm::json::Object{
           {"param", paramIndex(param)},
-          {"dtype", dtypeName(m.inType)},
+          {"dtype", dtypeName(elt ? elt : m.inType)},
           {"rank", 2},
           {"box", llvm::json::Array{inner, outer}},
           {"element_strides", llvm::json::Array{1, 1}},
@@ -957,6 +1076,10 @@ struct ConvertTileGemmToSM90Pass
         {"tma",
          llvm::json::Array{tmaEntry(m.A, kBlockK, m.tileM),
                            tmaEntry(m.B, 64, kBlockK)}}};
+    // The TMA-store epilogue's map of C (64x64 boxes, 128B swizzle).
+    if (ws.tmaStore)
+      variant["tma"].getAsArray()->push_back(
+          tmaEntry(m.C, 64, 64, m.outType));
     // One CTA per SM (capped at the tile count), each looping over tiles.
     if (ws.persistent)
       variant["grid"] = "sms";

@@ -247,6 +247,8 @@ DictionaryAttr WarpSpecialization::toAttr(MLIRContext *ctx) const {
     attrs.push_back(b.getNamedAttr("schedule", b.getStringAttr("pingpong")));
     attrs.push_back(b.getNamedAttr("unit_n", b.getI64IntegerAttr(unitN)));
   }
+  if (tmaStore)
+    attrs.push_back(b.getNamedAttr("epilogue", b.getStringAttr("tma")));
   return b.getDictionaryAttr(attrs);
 }
 
@@ -274,6 +276,10 @@ FailureOr<WarpSpecialization> WarpSpecialization::fromAttr(Attribute attr) {
   if (ws.pingpong &&
       (!ws.persistent || ws.consumers != 2 || !get("unit_n", ws.unitN)))
     return failure();
+  if (auto e = d.getAs<StringAttr>("epilogue"))
+    ws.tmaStore = e.getValue() == "tma";
+  if (ws.tmaStore && (!ws.persistent || ws.pingpong))
+    return failure();
   return ws;
 }
 
@@ -297,6 +303,14 @@ FailureOr<ScheduleMode> sm90::parseScheduleMode(StringRef s) {
   return failure();
 }
 
+FailureOr<EpilogueMode> sm90::parseEpilogueMode(StringRef s) {
+  if (s == "auto")
+    return EpilogueMode::Auto;
+  if (s == "tma")
+    return EpilogueMode::Tma;
+  return failure();
+}
+
 int64_t sm90::pingpongUnitN(const GemmMatch &m) {
   // A unit's accumulator (TM x unitN f32 over one warpgroup's 128 threads)
   // stays at 128 registers per thread, like a cooperative 64-row share.
@@ -308,7 +322,8 @@ int64_t sm90::pingpongUnitN(const GemmMatch &m) {
 
 WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
                                                   PersistentMode persistent,
-                                                  ScheduleMode schedule) {
+                                                  ScheduleMode schedule,
+                                                  EpilogueMode epilogue) {
   WarpSpecialization ws;
   // Ping-pong (forced only, see docs/performance.md): two consumer
   // warpgroups, each owning whole TMx`unitN` units of the persistent loop.
@@ -336,6 +351,15 @@ WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
   ws.persistent = persistent == PersistentMode::On ||
                   (persistent == PersistentMode::Auto && m.tileM == 128 &&
                    m.tileN == 128);
+  // TMA-store epilogue (experimental, opt-in): implies persistent (unless
+  // persistent=false); 16-bit C and an even number of 64-column chunks per
+  // tile (the two staging buffers alternate chunk by chunk across tiles).
+  int64_t outBits = m.outType.getIntOrFloatBitWidth();
+  if (epilogue == EpilogueMode::Tma && persistent != PersistentMode::Off &&
+      outBits == 16 && m.tileN % 128 == 0) {
+    ws.persistent = true;
+    ws.tmaStore = true;
+  }
   // One consumer warpgroup per 64 accumulator rows (wgmma's M).
   ws.consumers = m.tileM / 64;
   ws.producers = 1;
@@ -348,7 +372,7 @@ WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
   // Stages: as many as fit (227 KiB less 1 KiB of
   // alignment slack), at most 5.
   int64_t stageBytes = (m.tileM + m.tileN) * kBlockK * 2;
-  int64_t fit = (227 * 1024 - 1024) / stageBytes;
+  int64_t fit = (227 * 1024 - 1024 - ws.stagingBytes()) / stageBytes;
   ws.stages = std::max<int64_t>(2, std::min<int64_t>(fit, 5));
   return ws;
 }

@@ -78,6 +78,15 @@ struct WarpSpecialization {
   /// its mainloop, ordered by named barriers. Recorded only when true.
   bool pingpong = false;
   int64_t unitN = 0; // ping-pong: the unit's columns (divides the tile N)
+  /// TMA-store epilogue (experimental, persistent cooperative kernels with
+  /// a 16-bit C only): each consumer warpgroup writes its accumulators,
+  /// 64 columns at a time, into one of two 128B-swizzled 64x64 staging
+  /// buffers and one thread stores them with cp.async.bulk.tensor (a third
+  /// tensor map, of C), so the stores run asynchronously under the next
+  /// tile's mainloop. Recorded in the attribute only when true.
+  bool tmaStore = false;
+  /// Shared bytes of the TMA-store staging buffers (0 without).
+  int64_t stagingBytes() const { return tmaStore ? consumers * 2 * 8192 : 0; }
   int64_t threads() const { return 128 * (producers + consumers); }
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
@@ -93,6 +102,13 @@ FailureOr<PersistentMode> parsePersistentMode(StringRef s);
 enum class ScheduleMode { Auto, Cooperative, PingPong };
 /// "auto" | "cooperative" | "pingpong"; failure otherwise.
 FailureOr<ScheduleMode> parseScheduleMode(StringRef s);
+/// Epilogue request: EpilogueMode::Auto = stores from registers (persistent)
+/// or through the f32 staging tile; Tma = the TMA-store epilogue where it
+/// applies (persistent cooperative, 16-bit C, TN % 128 == 0).
+enum class EpilogueMode { Auto, Tma };
+/// "auto" | "tma"; failure otherwise.
+FailureOr<EpilogueMode> parseEpilogueMode(StringRef s);
+
 /// The ping-pong unit's columns for a match, or 0 where it does not apply.
 int64_t pingpongUnitN(const GemmMatch &m);
 
@@ -100,7 +116,8 @@ int64_t pingpongUnitN(const GemmMatch &m);
 WarpSpecialization
 decideWarpSpecialization(const GemmMatch &m,
                          PersistentMode persistent = PersistentMode::Auto,
-                         ScheduleMode schedule = ScheduleMode::Auto);
+                         ScheduleMode schedule = ScheduleMode::Auto,
+                         EpilogueMode epilogue = EpilogueMode::Auto);
 
 bool isSM90Chip(StringRef chip);
 

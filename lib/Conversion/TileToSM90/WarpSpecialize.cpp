@@ -42,6 +42,13 @@ struct TileWarpSpecializePass
           << schedule << "'";
       return signalPassFailure();
     }
+    auto epi = parseEpilogueMode(epilogue);
+    if (failed(epi)) {
+      getOperation().emitError("tile-warp-specialize: epilogue must be "
+                               "auto or tma, not '")
+          << epilogue << "'";
+      return signalPassFailure();
+    }
     getOperation().walk([&](PipelinedOp loop) {
       loop->removeAttr(kWarpSpecializeAttr);
       std::string why;
@@ -53,7 +60,7 @@ struct TileWarpSpecializePass
         return;
       }
       loop->setAttr(kWarpSpecializeAttr,
-                    decideWarpSpecialization(*m, *mode, *sched).toAttr(&getContext()));
+                    decideWarpSpecialization(*m, *mode, *sched, *epi).toAttr(&getContext()));
     });
   }
 };

@@ -1,0 +1,68 @@
+// RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="epilogue=tma" | FileCheck %s --check-prefix=WS
+// RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="epilogue=tma" --convert-tile-gemm-to-sm90 | FileCheck %s
+// RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="epilogue=tma persistent=false" | FileCheck %s --check-prefix=OFF
+// RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="epilogue=tma schedule=pingpong" | FileCheck %s --check-prefix=PP
+// RUN: not tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-warp-specialize="epilogue=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=llvm -o %t.ptx "--pass-pipeline=tile-to-nvvm{chip=sm_90a features=+ptx80 format=none sm90-epilogue=tma}"
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+
+// The TMA-store epilogue (tile-warp-specialize epilogue=tma, pipeline
+// option sm90-epilogue=tma; experimental, off by default,
+// docs/performance.md): persistent cooperative kernel; each consumer
+// warpgroup converts its accumulators 64 columns at a time into one of two
+// 128B-swizzled 64x64 staging buffers after the stages (4 stages of 48 KiB
+// + 2 x 2 x 8 KiB = 230400 bytes with the 1 KiB alignment slack), then one
+// thread per warpgroup stores the chunk with cp.async.bulk.tensor through
+// a third tensor map (of C, box 64x64) and commits a bulk group; before a
+// buffer is rewritten its store must have read it (wait_group.read 1), and
+// the CTA waits for all its stores (wait_group 0) before exiting.
+
+// WS: sm90.warp_specialize = {{{.*}}epilogue = "tma", persistent = true{{.*}}stages = 4
+// Not persistent: the option does not apply.
+// OFF-NOT: epilogue = "tma"
+// OFF: sm90.warp_specialize
+// OFF-NOT: epilogue = "tma"
+// Ping-pong keeps its register epilogue.
+// PP-NOT: epilogue = "tma"
+// PP: schedule = "pingpong"
+// BAD: epilogue must be auto or tma, not 'bogus'
+
+// CHECK: \22shared_bytes\22:230400,\22tma\22:[{{.*}}\22param\22:0{{.*}}\22param\22:1{{.*}}{\22box\22:[64,64],\22dtype\22:\22float16\22,{{.*}}\22param\22:2,\22rank\22:2,\22swizzle\22:\22128B\22}]
+// CHECK: gpu.func @gemm_kernel_sm90(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[CMAP:.*]]: !llvm.ptr) kernel
+// CHECK: %[[TMAC:.*]] = builtin.unrealized_conversion_cast %[[CMAP]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: nvgpu.tma.prefetch.descriptor %[[TMAC]]
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK-NOT: nvgpu.warpgroup.mma.store
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// Chunk 0: buffer 0 of this warpgroup at 4 * 49152 + wg * 16384.
+// CHECK: %[[BARID:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[BUF0:.*]] = arith.addi %c196608, %{{.*}} : index
+// CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
+// CHECK: nvvm.barrier id = %[[BARID]] number_of_threads = %c128_i32
+// CHECK: %[[V0:.*]] = memref.view %{{.*}} : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+// The swizzle: 16-byte unit j of row r at j ^ (r % 8) (r % 8 = lane / 4).
+// CHECK: arith.xori
+// CHECK: vector.store %{{.*}}, %[[V0]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %[[BARID]]
+// CHECK: nvgpu.tma.async.store %[[V0]] to %[[TMAC]][%{{.*}}, %{{.*}}] : memref<64x64xf16
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// Chunk 1: buffer 1, 64 columns on.
+// CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
+// CHECK: %[[OFF1:.*]] = arith.addi %[[BUF0]], %c8192
+// CHECK: nvgpu.tma.async.store
+// CHECK: nvgpu.tma.async.store
+// CHECK: %[[COL3:.*]] = arith.addi %{{.*}}, %c192 : index
+// CHECK-NEXT: nvgpu.tma.async.store %{{.*}} to %[[TMAC]][%[[COL3]], %{{.*}}]
+// After the tile loop: every store complete before the CTA exits.
+// CHECK: nvvm.cp.async.bulk.wait_group 0
+// CHECK-NOT: {read}
+// CHECK: gpu.return
+
+// PTX-DAG: .entry gemm_kernel_sm90(
+// PTX-DAG: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// PTX-DAG: cp.async.bulk.commit_group;
+// PTX-DAG: cp.async.bulk.wait_group.read 1;
+// PTX-DAG: cp.async.bulk.wait_group 0;
+// PTX-DAG: fence.proxy.async.shared::cta;
+// PTX-DAG: st.shared.b32
