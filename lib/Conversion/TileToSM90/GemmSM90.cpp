@@ -64,6 +64,7 @@
 
 #include "SM90.h"
 
+#include "tile/Conversion/LaunchUtils.h"
 #include "tile/Conversion/Passes.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 
@@ -89,48 +90,8 @@ using namespace mlir::tile::sm90;
 
 namespace {
 
-/// Clones the pure computation of `v` (from kernel arguments) into `b`.
-LogicalResult cloneComputation(OpBuilder &b, Value v, IRMapping &mapping,
-                               Operation *user) {
-  if (mapping.contains(v))
-    return success();
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return user->emitError("sm90: launch uses a non-argument block argument");
-  if ((!isMemoryEffectFree(def) && !isa<memref::DimOp>(def)) ||
-      def->getNumRegions() != 0)
-    return def->emitError("sm90: launch uses a value computed by '")
-           << def->getName() << "' outside the launch";
-  for (Value operand : def->getOperands())
-    if (failed(cloneComputation(b, operand, mapping, user)))
-      return failure();
-  b.clone(*def, mapping);
-  return success();
-}
-
-/// The rasterization remap of convert-tile-to-nvgpu / the CPU path.
-std::pair<Value, Value> rasterize(OpBuilder &b, Location loc,
-                                  RasterizationAttr raster, Value bx, Value by,
-                                  Value gx, Value gy) {
-  bool rowOrder = raster.getOrder() == RasterOrder::row;
-  Value major = rowOrder ? gx : gy, minor = rowOrder ? gy : gx;
-  Value id = rowOrder ? arith::AddIOp::create(
-                            b, loc, arith::MulIOp::create(b, loc, by, gx), bx)
-                      : arith::AddIOp::create(
-                            b, loc, arith::MulIOp::create(b, loc, bx, gy), by);
-  Value panel = arith::ConstantIndexOp::create(b, loc, raster.getPanel());
-  Value perPanel = arith::MulIOp::create(b, loc, panel, minor);
-  Value panelIdx = arith::DivUIOp::create(b, loc, id, perPanel);
-  Value within = arith::RemUIOp::create(b, loc, id, perPanel);
-  Value panelStart = arith::MulIOp::create(b, loc, panelIdx, panel);
-  Value left = arith::SubIOp::create(b, loc, major, panelStart);
-  Value width = arith::MinUIOp::create(b, loc, panel, left);
-  Value newMajor = arith::AddIOp::create(
-      b, loc, panelStart, arith::RemUIOp::create(b, loc, within, width));
-  Value newMinor = arith::DivUIOp::create(b, loc, within, width);
-  return rowOrder ? std::make_pair(newMajor, newMinor)
-                  : std::make_pair(newMinor, newMajor);
-}
+// cloneComputation and rasterize come from LaunchUtils: the sm90 kernel
+// computes block indices exactly as the generic lowerings do.
 
 std::string dtypeName(Type t) { return getDTypeName(t); }
 
