@@ -69,7 +69,8 @@ struct Loaded {
   CUcontext ctx = nullptr;
   CUmodule module = nullptr;
   CUfunction fn = nullptr;
-  std::unique_ptr<VariantLauncher> variant; // sm_90a TMA kernel, if usable
+  /// The usable sm_90a TMA kernels, in metadata order (may be empty).
+  std::vector<std::unique_ptr<VariantLauncher>> variants;
 };
 
 class CudaModule final : public DeviceModule {
@@ -138,9 +139,10 @@ public:
       return fail(TILE_STATUS_LAUNCH_FAILED,
                   "kernel '" + name_ + "': cannot make the context of CUDA "
                   "device " + str(device) + " current");
-    if (l->variant)
-      if (tile_status st; runVariant(*l, args, kp, gx, gy, gz, stream, st))
-        return st;
+    for (const auto &v : l->variants)
+      if (v->accepts(gx, gy, gz))
+        if (tile_status st; runVariant(*v, args, kp, gx, gy, gz, stream, st))
+          return st;
     CUresult r = drv_->api.cuLaunchKernel(
         l->fn, unsigned(gx), unsigned(gy), unsigned(gz), block_[0], block_[1],
         block_[2], shared_, static_cast<CUstream>(stream), kp, nullptr);
@@ -311,30 +313,32 @@ private:
 
   // ---- kernel variants (CudaVariants.h) -----------------------------------
 
-  /// Sets l.variant when one of the metadata's variants can run here.
+  /// Sets l.variants to the metadata's variants that can run here.
   void attachVariant(Loaded &l, int32_t device, int cc, bool fromCubin) const {
     std::string why;
-    l.variant =
-        VariantLauncher::create(drv_, variants_, params_.size(), l.module,
-                                l.ctx, device, cc, fromCubin, why);
+    l.variants =
+        VariantLauncher::createAll(drv_, variants_, params_.size(), l.module,
+                                   l.ctx, device, cc, fromCubin, why);
     const char *v = std::getenv("TILE_CUDA_VERBOSE");
     if (!v || !*v || variants_.empty())
       return;
-    if (l.variant)
-      std::fprintf(stderr, "tile: kernel '%s': variant %s (%s) enabled\n",
-                   name_.c_str(), l.variant->spec().kernel.c_str(),
-                   l.variant->spec().kind.c_str());
-    else
+    for (const auto &vl : l.variants)
+      std::fprintf(stderr,
+                   "tile: kernel '%s': variant %s (%s, max_tiles %lld) "
+                   "enabled\n",
+                   name_.c_str(), vl->spec().kernel.c_str(),
+                   vl->spec().kind.c_str(), (long long)vl->spec().maxTiles);
+    if (l.variants.empty())
       std::fprintf(stderr, "tile: kernel '%s': variants not used: %s\n",
                    name_.c_str(), why.c_str());
   }
 
   /// Launches the variant when its tensor maps can be made for `args`:
-  /// true with `st` set; false to launch entry.kernel instead. kp holds the
+  /// true with `st` set; false to try the next variant (then entry.kernel)
+  /// instead. kp holds the
   /// flattened params; the map pointers are appended.
-  bool runVariant(const Loaded &l, void **args, void **kp, int64_t gx,
+  bool runVariant(VariantLauncher &vl, void **args, void **kp, int64_t gx,
                   int64_t gy, int64_t gz, void *stream, tile_status &st) const {
-    VariantLauncher &vl = *l.variant;
     CUdeviceptr maps[8];
     std::string why;
     std::unique_lock<std::mutex> lock; // the map cache, until enqueued
@@ -342,10 +346,9 @@ private:
       const char *v = std::getenv("TILE_CUDA_VERBOSE");
       if (v && *v)
         std::fprintf(stderr,
-                     "tile: kernel '%s': launching %s instead of %s: "
+                     "tile: kernel '%s': not launching %s: "
                      "%s\n",
-                     name_.c_str(), entry_.c_str(), vl.spec().kernel.c_str(),
-                     why.c_str());
+                     name_.c_str(), vl.spec().kernel.c_str(), why.c_str());
       return false;
     }
     for (size_t i = 0; i < vl.numMaps(); ++i)

@@ -157,6 +157,13 @@ bool parseVariants(const KernelPlan &plan, std::vector<VariantSpec> &out,
       }
       s.gridSms = g == "sms";
     }
+    if (auto mt = v.find("max_tiles"); mt != v.end()) {
+      if (!mt->is_number_integer() || mt->get<int64_t>() < 1) {
+        error = path + ".max_tiles must be a positive integer";
+        return false;
+      }
+      s.maxTiles = mt->get<int64_t>();
+    }
     auto tma = v.find("tma");
     if (tma == v.end() || !tma->is_array()) {
       error = path + ".tma must be an array";
@@ -189,12 +196,24 @@ std::unique_ptr<VariantLauncher>
 VariantLauncher::create(Driver *drv, const std::vector<VariantSpec> &variants,
                         size_t numParams, CUmodule module, CUcontext ctx,
                         int device, int cc, bool fromCubin, std::string &why) {
-  why.clear();
-  if (variants.empty())
+  auto all = createAll(drv, variants, numParams, module, ctx, device, cc,
+                       fromCubin, why);
+  if (all.empty())
     return nullptr;
+  return std::move(all.front());
+}
+
+std::vector<std::unique_ptr<VariantLauncher>> VariantLauncher::createAll(
+    Driver *drv, const std::vector<VariantSpec> &variants, size_t numParams,
+    CUmodule module, CUcontext ctx, int device, int cc, bool fromCubin,
+    std::string &why) {
+  why.clear();
+  std::vector<std::unique_ptr<VariantLauncher>> out;
+  if (variants.empty())
+    return out;
   if (variantsDisabled()) {
     why = "TILE_DISABLE_VARIANTS is set";
-    return nullptr;
+    return out;
   }
   const Api &a = drv->api;
   for (const VariantSpec &v : variants) {
@@ -257,9 +276,11 @@ VariantLauncher::create(Driver *drv, const std::vector<VariantSpec> &variants,
     l->spec_ = v;
     l->sms_ = drv->multiprocessorCount(device);
     l->slab_ = slab;
-    return l;
+    out.push_back(std::move(l));
   }
-  return nullptr;
+  if (!out.empty())
+    why.clear();
+  return out;
 }
 
 VariantLauncher::~VariantLauncher() {

@@ -23,6 +23,10 @@
 // min(#multiprocessors, tiles) CTAs, tiles = the product of the launch's
 // grid (VariantLauncher::grid).
 //
+// Several variants: the runtime takes, per launch, the first whose rule
+// accepts the grid ("max_tiles") and whose tensor maps can be made, else
+// entry.kernel.
+//
 // Environment: TILE_DISABLE_VARIANTS=1 always launches entry.kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -48,6 +52,10 @@ struct VariantSpec {
   /// persistent kernel: one CTA per multiprocessor, at most one per tile of
   /// the launch's grid, as a 1-D grid; the kernel loops over the tiles).
   bool gridSms = false;
+  /// "max_tiles": N (N >= 1): used only for launches whose grid has at most
+  /// N tiles (gx*gy*gz); larger launches go to the next variant (then
+  /// entry.kernel). 0 (absent): any launch.
+  int64_t maxTiles = 0;
   std::vector<TmaSpec> tma;
 };
 
@@ -75,7 +83,19 @@ public:
   create(Driver *drv, const std::vector<VariantSpec> &variants,
          size_t numParams, CUmodule module, CUcontext ctx, int device, int cc,
          bool fromCubin, std::string &why);
+  /// All usable variants, in metadata order (each with its own tensor map
+  /// cache); empty with the reason for the last unusable one in `why`.
+  static std::vector<std::unique_ptr<VariantLauncher>>
+  createAll(Driver *drv, const std::vector<VariantSpec> &variants,
+            size_t numParams, CUmodule module, CUcontext ctx, int device,
+            int cc, bool fromCubin, std::string &why);
   ~VariantLauncher(); // frees the device copies (pushes ctx)
+
+  /// Whether the variant's selection rule ("max_tiles") takes a launch of
+  /// grid (gx, gy, gz).
+  bool accepts(int64_t gx, int64_t gy, int64_t gz) const {
+    return spec_.maxTiles <= 0 || gx * gy * gz <= spec_.maxTiles;
+  }
 
   /// The trailing kernel params for this launch: mapPtrs[i] = device copy
   /// of "tma" entry i (args: the CPU-ABI memref descriptors). A cache miss

@@ -601,6 +601,23 @@ TEST(CudaVariants, ParseAndCheck) {
   EXPECT_FALSE(cuda::parseVariants(plan, vs, error));
   EXPECT_EQ(error,
             "bundle metadata: variants[0].grid must be \"launch\" or \"sms\"");
+  // "max_tiles": a positive integer (absent: 0 = any launch); fields this
+  // runtime does not know are ignored.
+  m = cudaAddVariantMeta();
+  m["variants"][0]["max_tiles"] = 528;
+  m["variants"][0]["future_field"] = {1, 2};
+  plan.metadataText = m.dump();
+  ASSERT_TRUE(cuda::parseVariants(plan, vs, error)) << error;
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(vs[0].maxTiles, 528);
+  for (json bad : {json(0), json(-3), json("4"), json(1.5)}) {
+    m["variants"][0]["max_tiles"] = bad;
+    plan.metadataText = m.dump();
+    EXPECT_FALSE(cuda::parseVariants(plan, vs, error));
+    EXPECT_EQ(error,
+              "bundle metadata: variants[0].max_tiles must be a positive "
+              "integer");
+  }
   // The per-tensor checks (generic kernel when they fail).
   cuda::TmaSpec t;
   t.dataType = cuda::kTensorMapFloat16;
@@ -730,6 +747,68 @@ TEST(CudaMock, PersistentVariantGrid) {
       EXPECT_EQ(mock->grid[2], 1u);
     }
   }
+}
+
+/// Two variants, as the default 128x256 sm_90a compile emits them: a
+/// small-grid one (also mapping C, "max_tiles") and a persistent one.
+TEST(CudaMock, VariantSelectionByTileCount) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  json m = cudaAddVariantMeta();
+  json small = m["variants"][0];
+  small["kernel"] = "add_kernel_sm90_t";
+  small["grid"] = "sms";
+  small["max_tiles"] = 100;
+  small["tma"].push_back(tmaEntry(2, "float32", {32}));
+  m["variants"][0]["grid"] = "sms";
+  m["variants"] = {small, m["variants"][0]};
+  KernelGuard k(load(cudaBundle(m), "ffi"));
+  ASSERT_TRUE(k.k);
+  const int allocs = mock->allocs;
+  // 64 elements per tile: 16, 16384, 100 and 101 tiles.
+  for (int64_t n : {int64_t(1000), int64_t(1) << 20, int64_t(6400),
+                    int64_t(6401)}) {
+    SCOPED_TRACE(n);
+    DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
+    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                        tile_arg_tensor(c.dl())};
+    const int encodes = mock->encodes;
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_OK)
+        << tile_last_error();
+    if (n == 1000 || n == 6400) { // <= 100 tiles: small-grid, 3 maps
+      EXPECT_STREQ(mock->last_function, "add_kernel_sm90_t");
+      EXPECT_EQ(mock->encodes, encodes + 3);
+      EXPECT_EQ(mock->grid[0], unsigned(n + 63) / 64);
+    } else { // more tiles: the next variant, its own cache (2 maps)
+      EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+      EXPECT_EQ(mock->encodes, encodes + 2);
+      EXPECT_EQ(mock->grid[0], std::min<unsigned>(132u, unsigned(n + 63) / 64));
+    }
+    EXPECT_EQ(c[0], 3.0f);
+  }
+  // One map cache per variant (allocated when the module is loaded, at
+  // the first launch).
+  EXPECT_EQ(mock->allocs - allocs, 2);
+  // The small-grid variant's map of C fails (not 16-byte aligned): the
+  // next variant (which does not map C) runs the launch.
+  const int64_t n = 1000;
+  DevTensor a({n}, 1.0f), b({n}, 4.0f), big({n + 1});
+  big.t.shape[0] = n;
+  big.t.byte_offset = 4;
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(big.dl())};
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+  // And A misaligned too: neither variant, the generic kernel.
+  DevTensor bigA({n + 1}, 1.0f);
+  bigA.t.shape[0] = n;
+  bigA.t.byte_offset = 4;
+  args[0] = tile_arg_tensor(bigA.dl());
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
+  EXPECT_STREQ(mock->last_function, "add_kernel");
+  k.k = (tile_kernel_release(k.k), nullptr);
 }
 
 TEST(CudaMock, VariantCacheIsBounded) {

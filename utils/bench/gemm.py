@@ -340,9 +340,12 @@ def main_hopper(args):
         shapes = [tuple(int(x) for x in sh.split("x"))
                   for sh in args.shapes.split(",")]
     # (1999, 3000, 520): 192 tiles of 128x256 (more than one per SM for a
-    # persistent variant) with M, N and K tails.
+    # persistent variant) with M, N and K tails; (3001, 6000, 136): 576
+    # tiles of 128x256, above the default's max_tiles 528 (the second
+    # variant), with tails.
     check_shapes = [(1000, 1000, 1000), (1001, 999, 1003), (256, 384, 4096),
-                    (1, 8, 8), (300, 264, 200), (1999, 3000, 520)]
+                    (1, 8, 8), (300, 264, 200), (1999, 3000, 520),
+                    (3001, 6000, 136)]
     results = {"shapes": [], "kernels": []}
     for dt in ("bf16", "f16"):
         tdt = torch.bfloat16 if dt == "bf16" else torch.float16

@@ -22,7 +22,10 @@ variants"): examples/gemm.mlir (128x128 tiles) and
 utils/bench/kernels/gemm_128x256.mlir, each in f16 and in bf16 (the same
 program with xf16 -> xbf16), plus each with the other setting of the
 pipeline option sm90-persistent (default auto: persistent for 128x128
-tiles only; example_128x128np forces it off, gemm_128x256p on) and with
+tiles; for 128x256 tiles the default is two variants, the TMA-store one
+for launches of <= 528 tiles and the persistent cooperative one above;
+example_128x128np forces persistent off, gemm_128x256p on: that one
+variant only) and with
 sm90-schedule=pingpong (example_128x128pp, gemm_128x256pp) and with the
 experimental sm90-epilogue=tma (TMA-store epilogue, persistent:
 example_128x128t, gemm_128x256t), into
@@ -135,10 +138,12 @@ def sm90_pipeline(persistent, schedule, epilogue=None):
     return f"tile-to-nvvm{{{opts}}}"
 
 
-def make_hopper(root, tilec, out):
+def make_hopper(root, tilec, out, only=""):
     os.makedirs(out, exist_ok=True)
     manifest = []
     for name, rel, tm, tn, persistent, schedule, *rest in HOPPER_KERNELS:
+        if only and name not in only.split(","):
+            continue
         epilogue = rest[0] if rest else None
         text = open(os.path.join(root, rel)).read()
         for dt in ("f16", "bf16"):
@@ -163,12 +168,15 @@ def make_hopper(root, tilec, out):
                 tile_n=tn, persistent=persistent, schedule=schedule,
                 epilogue=epilogue,
                 shared_bytes=md["shared_bytes"],
-                variant=variants[0] if variants else None))
+                variant=variants[0] if variants else None,
+                variants=variants))
             print(f"{name}_{dt}: generic {md['block'][0]} threads "
-                  f"{md['shared_bytes']} B; variant "
-                  + (f"{variants[0]['kernel']} {variants[0]['block'][0]} "
-                     f"threads {variants[0]['shared_bytes']} B"
-                     if variants else "none"), flush=True)
+                  f"{md['shared_bytes']} B; variants "
+                  + ("; ".join(f"{v['kernel']} {v['block'][0]} threads "
+                               f"{v['shared_bytes']} B"
+                               + (f" max_tiles {v['max_tiles']}"
+                                  if "max_tiles" in v else "")
+                               for v in variants) or "none"), flush=True)
     with open(os.path.join(out, "hopper.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 
@@ -180,13 +188,15 @@ def main():
     ap.add_argument("--tilec", default=os.path.join(root, "build-perf/bin/tilec"))
     ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--only", default="", help="substring filter on names")
+    ap.add_argument("--only", default="", help="substring filter on names "
+                    "(--hopper: comma-separated kernel names)")
     ap.add_argument("--hopper", action="store_true",
                     help="the sm_90a benchmark kernels (gemm.py --hopper)")
     args = ap.parse_args()
     if args.hopper:
         make_hopper(root, args.tilec,
-                    args.out or os.path.join(root, ".hopper/bench"))
+                    args.out or os.path.join(root, ".hopper/bench"),
+                    args.only)
         return
     args.out = args.out or os.path.join(root, ".bench")
     os.makedirs(args.out, exist_ok=True)

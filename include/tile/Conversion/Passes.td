@@ -115,7 +115,10 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     Option<"persistent", "persistent", "std::string", "\"auto\"",
            "Persistent kernels (one CTA per SM looping over the output "
            "tiles, variant metadata grid = \"sms\"): auto (for the "
-           "measured-faster 128x128 tile), true, false">,
+           "measured-faster 128x128 tile; for 128x256 tiles with a 16-bit C "
+           "together with a TMA-store epilogue variant for launches of at "
+           "most 528 tiles, when schedule and epilogue are auto too), true, "
+           "false">,
     Option<"schedule", "schedule", "std::string", "\"auto\"",
            "Consumer schedule: cooperative (the consumer warpgroups share "
            "each tile, 64 rows each), pingpong (persistent; two consumer "

@@ -38,9 +38,11 @@ struct TileToNVVMPipelineOptions
   Option<std::string> sm90Persistent{
       *this, "sm90-persistent",
       llvm::cl::desc("Make the sm_90a variant a persistent kernel (one CTA "
-                     "per SM looping over the output tiles): auto (only for "
-                     "128x128 output tiles, where it measured faster), true, "
-                     "false"),
+                     "per SM looping over the output tiles): auto (for "
+                     "128x128 output tiles, where it measured faster; for "
+                     "128x256 tiles with a 16-bit C plus a TMA-store "
+                     "epilogue variant used for launches of at most 528 "
+                     "tiles), true, false"),
       llvm::cl::init("auto")};
   Option<std::string> sm90Schedule{
       *this, "sm90-schedule",

@@ -882,6 +882,24 @@ struct ConvertTileGemmToSM90Pass
         return signalPassFailure();
       }
       tagged->removeAttr(kWarpSpecializeAttr);
+      // The small-grid TMA-store variant first (the runtime tries the
+      // variants in order; its "max_tiles" rule sends larger grids on).
+      if (ws->tmaStoreMaxTiles > 0) {
+        WarpSpecialization t = decideWarpSpecialization(
+            *m, PersistentMode::On, ScheduleMode::Auto, EpilogueMode::Tma);
+        if (!t.tmaStore) {
+          tagged->emitError("sm90: no TMA-store epilogue for this match");
+          return signalPassFailure();
+        }
+        auto small = build(kernel, *m, t, "_t");
+        if (failed(small))
+          return signalPassFailure();
+        (*small->getAsObject())["max_tiles"] = ws->tmaStoreMaxTiles;
+        if (succeeded(md)) {
+          md->variants.push_back(std::move(*small));
+          changed = true;
+        }
+      }
       auto variant = build(kernel, *m, *ws);
       if (failed(variant))
         return signalPassFailure();
@@ -943,8 +961,12 @@ struct ConvertTileGemmToSM90Pass
     return success();
   }
 
+  /// Builds the kernel NAME_kernel_sm90<suffix> into NAME_sm90_module
+  /// (created by the first variant of the kernel) and returns its
+  /// metadata entry.
   FailureOr<llvm::json::Value> build(func::FuncOp kernel, GemmMatch m,
-                                     const WarpSpecialization &ws) {
+                                     const WarpSpecialization &ws,
+                                     StringRef suffix = "") {
     MLIRContext *ctx = &getContext();
     Location loc = m.launch.getLoc();
     ModuleOp module = getOperation();
@@ -952,7 +974,10 @@ struct ConvertTileGemmToSM90Pass
                     UnitAttr::get(ctx));
     OpBuilder b(kernel);
     std::string name = kernel.getSymName().str();
-    auto gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_sm90_module");
+    auto gpuModule =
+        module.lookupSymbol<gpu::GPUModuleOp>(name + "_sm90_module");
+    if (!gpuModule)
+      gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_sm90_module");
     b.setInsertionPointToStart(gpuModule.getBody());
     SmallVector<Type> argTypes(kernel.getArgumentTypes());
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
@@ -960,7 +985,7 @@ struct ConvertTileGemmToSM90Pass
     argTypes.push_back(ptrType);
     if (ws.tmaStore)
       argTypes.push_back(ptrType);
-    std::string kernelName = name + "_kernel_sm90";
+    std::string kernelName = name + "_kernel_sm90" + suffix.str();
     auto fn = gpu::GPUFuncOp::create(b, loc, kernelName,
                                      FunctionType::get(ctx, argTypes, {}));
     fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));

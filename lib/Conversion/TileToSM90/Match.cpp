@@ -249,6 +249,9 @@ DictionaryAttr WarpSpecialization::toAttr(MLIRContext *ctx) const {
   }
   if (tmaStore)
     attrs.push_back(b.getNamedAttr("epilogue", b.getStringAttr("tma")));
+  if (tmaStoreMaxTiles > 0)
+    attrs.push_back(b.getNamedAttr("tma_store_max_tiles",
+                                   b.getI64IntegerAttr(tmaStoreMaxTiles)));
   return b.getDictionaryAttr(attrs);
 }
 
@@ -279,6 +282,10 @@ FailureOr<WarpSpecialization> WarpSpecialization::fromAttr(Attribute attr) {
   if (auto e = d.getAs<StringAttr>("epilogue"))
     ws.tmaStore = e.getValue() == "tma";
   if (ws.tmaStore && (!ws.persistent || ws.pingpong))
+    return failure();
+  if (d.get("tma_store_max_tiles") &&
+      (!get("tma_store_max_tiles", ws.tmaStoreMaxTiles) ||
+       ws.tmaStoreMaxTiles <= 0 || ws.tmaStore || ws.pingpong))
     return failure();
   return ws;
 }
@@ -343,11 +350,11 @@ WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
     ws.stages = std::max<int64_t>(2, std::min<int64_t>(fit, 7));
     return ws;
   }
-  // Persistent by default only where it measured faster on the H200
+  // Persistent by default where it measured faster on the H200
   // (docs/performance.md): 128x128 tiles, +11-24% on every benchmarked
   // shape (the f32 staging epilogue and the per-tile fill of 7.8 waves at
-  // 4096^3 were a large share). 128x256 tiles: no gain at 4096^3 and 4-7%
-  // slower at 8192^3 (static round-robin tile order), so off.
+  // 4096^3 were a large share). 128x256 tiles with a 16-bit C: persistent
+  // plus a TMA-store variant for small grids (below); otherwise off.
   ws.persistent = persistent == PersistentMode::On ||
                   (persistent == PersistentMode::Auto && m.tileM == 128 &&
                    m.tileN == 128);
@@ -359,6 +366,17 @@ WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
       outBits == 16 && m.tileN % 128 == 0) {
     ws.persistent = true;
     ws.tmaStore = true;
+  }
+  // The default for 128x256 tiles with a 16-bit C (docs/performance.md,
+  // H200): two variants, the TMA-store epilogue for launches of at most
+  // kTmaStoreMaxTiles tiles (fastest at 4096^3) and the persistent
+  // cooperative kernel above (fastest at 8192^3); the runtime picks per
+  // launch from the grid.
+  if (persistent == PersistentMode::Auto && schedule == ScheduleMode::Auto &&
+      epilogue == EpilogueMode::Auto && m.tileM == 128 && m.tileN == 256 &&
+      outBits == 16) {
+    ws.persistent = true;
+    ws.tmaStoreMaxTiles = kTmaStoreMaxTiles;
   }
   // One consumer warpgroup per 64 accumulator rows (wgmma's M).
   ws.consumers = m.tileM / 64;

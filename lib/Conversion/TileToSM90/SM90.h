@@ -85,6 +85,11 @@ struct WarpSpecialization {
   /// tensor map, of C), so the stores run asynchronously under the next
   /// tile's mainloop. Recorded in the attribute only when true.
   bool tmaStore = false;
+  /// Also emit a TMA-store variant (tmaStore, persistent cooperative) used
+  /// for launches of at most this many tiles, before this kernel (the
+  /// default for 128x256 tiles, see kTmaStoreMaxTiles). 0: only this
+  /// kernel. Recorded in the attribute only when > 0.
+  int64_t tmaStoreMaxTiles = 0;
   /// Shared bytes of the TMA-store staging buffers (0 without).
   int64_t stagingBytes() const { return tmaStore ? consumers * 2 * 8192 : 0; }
   int64_t threads() const { return 128 * (producers + consumers); }
@@ -120,6 +125,12 @@ decideWarpSpecialization(const GemmMatch &m,
                          EpilogueMode epilogue = EpilogueMode::Auto);
 
 bool isSM90Chip(StringRef chip);
+
+/// The default 128x256 compile's TMA-store variant runs launches of at most
+/// this many tiles (4 waves of the H100/H200's 132 SMs; measured on the
+/// H200, docs/performance.md: the TMA-store epilogue is fastest at 4096^3 =
+/// 512 tiles, the persistent cooperative kernel at 8192^3 = 2048 tiles).
+constexpr int64_t kTmaStoreMaxTiles = 4 * 132;
 
 } // namespace mlir::tile::sm90
 

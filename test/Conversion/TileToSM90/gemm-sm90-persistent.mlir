@@ -86,9 +86,16 @@
 // CHECK-NOT: nvgpu.warpgroup.mma.store
 // CHECK: scf.yield %{{.*}} : index
 
-// 128x256 tiles stay non-persistent by default (not faster there).
-// AUTO256-NOT: \22grid\22:\22sms\22
-// AUTO256: nvgpu.warpgroup.mma.store
+// 128x256 tiles, 16-bit C, by default: two variants in one gpu.module,
+// the TMA-store epilogue kernel (_t) for launches of at most 528 tiles
+// first, then the persistent cooperative kernel (gemm-sm90-tma-store.mlir
+// has the details).
+// AUTO256: \22variants\22:[{{.*}}\22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90_t\22,\22kind\22:\22sm90_tma_wgmma\22,\22max_tiles\22:528,\22shared_bytes\22:230400,{{.*}}\22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22shared_bytes\22:197632,
+// AUTO256: gpu.module @gemm_sm90_module
+// AUTO256-NOT: gpu.module
+// AUTO256-DAG: gpu.func @gemm_kernel_sm90(
+// AUTO256-DAG: gpu.func @gemm_kernel_sm90_t(
+// AUTO256-NOT: nvgpu.warpgroup.mma.store
 // ON256: \22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22shared_bytes\22:197632,
 // ON256: builtin.unrealized_conversion_cast %{{.*}} : !nvgpu.warpgroup.accumulator<fragmented = vector<64x256xf32>> to !llvm.struct<(struct<(f32,
 // ON256-NOT: nvgpu.warpgroup.mma.store

@@ -5,6 +5,18 @@
 // RUN: not tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-warp-specialize="epilogue=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=llvm -o %t.ptx "--pass-pipeline=tile-to-nvvm{chip=sm_90a features=+ptx80 format=none sm90-epilogue=tma}"
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize | FileCheck %s --check-prefix=DEFWS
+// RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=llvm -o %t.def.ptx
+// RUN: FileCheck %s --check-prefix=DEFPTX < %t.def.ptx
+
+// The default compile of 128x256 tiles (16-bit C) asks for both kernels:
+// persistent cooperative, plus the TMA-store variant for launches of at
+// most 528 tiles (4 waves of 132 SMs).
+// DEFWS: sm90.warp_specialize = {{{.*}}persistent = true{{.*}}tma_store_max_tiles = 528 : i64}
+// DEFPTX-DAG: .entry gemm_kernel(
+// DEFPTX-DAG: .entry gemm_kernel_sm90(
+// DEFPTX-DAG: .entry gemm_kernel_sm90_t(
+// DEFPTX-DAG: cp.async.bulk.tensor.2d.global.shared::cta
 
 // The TMA-store epilogue (tile-warp-specialize epilogue=tma, pipeline
 // option sm90-epilogue=tma; experimental, off by default,
