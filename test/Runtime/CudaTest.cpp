@@ -110,6 +110,12 @@ MockState *useMock() {
   return state ? state() : nullptr;
 }
 
+// The CUDA driver is loaded once per process and cached. ctest runs every
+// test in its own process (gtest_discover_tests), so there each test gets a
+// fresh mock and never skips. Running the whole binary in one process (e.g.
+// by hand, without a filter) can leave an earlier driver or device state in
+// place; the tests that depend on a fresh one then skip with that reason
+// instead of failing for a reason unrelated to what they check.
 #define USE_MOCK(var)                                                          \
   MockState *var = useMock();                                                  \
   if (!var)                                                                    \
@@ -129,6 +135,7 @@ struct DevTensor : HostTensor {
 // ---- no driver --------------------------------------------------------------
 
 TEST(CudaNoDriver, LoadSaysNoDriver) {
+  // Only in a shared process (see USE_MOCK): ctest runs this test alone.
   if (cuda::loadedDriver())
     GTEST_SKIP() << "a CUDA driver is already loaded in this process";
   ::setenv("TILE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
@@ -910,7 +917,7 @@ TEST(CudaMock, VariantNotOnSm8x) {
   ASSERT_EQ(cuda::load(d), TILE_STATUS_OK);
   const int cc = d->computeCapability(0); // the mock reads MOCK_CUDA_CC
   ::unsetenv("MOCK_CUDA_CC");
-  if (cc != 86)
+  if (cc != 86) // only in a shared process (see USE_MOCK)
     GTEST_SKIP() << "the mock device was set up earlier in this process";
   // An sm_80 bundle whose metadata (wrongly) lists the variant: the cubin
   // runs on 8.6, the variant does not.

@@ -49,6 +49,10 @@ LogicalResult cloneLaunchBody(OpBuilder &b, LaunchOp launch,
                               IRMapping &mapping, ArrayRef<Value> blockIdx,
                               ArrayRef<Value> gridDim);
 
+/// The memref.atomic_rmw kind of a tile atomic on elements of `type`
+/// (float: addf / maximumf / minimumf; integer: addi / maxs / mins).
+arith::AtomicRMWKind getAtomicRMWKind(AtomicKind kind, Type type);
+
 /// The neutral element of a reduction of `kind` over `type`.
 /// Converts `v` to `to` within a class (float to float, integer to
 /// integer), as tile.copy and accumulations do: widening, narrowing, and

@@ -161,3 +161,16 @@ Value mlir::tile::convertElement(OpBuilder &b, Location loc, Value v, Type to) {
     return arith::ExtSIOp::create(b, loc, to, v);
   return arith::TruncIOp::create(b, loc, to, v);
 }
+
+arith::AtomicRMWKind mlir::tile::getAtomicRMWKind(AtomicKind kind, Type type) {
+  bool isFloat = isa<FloatType>(type);
+  switch (kind) {
+  case AtomicKind::add:
+    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+  case AtomicKind::max:
+    return isFloat ? arith::AtomicRMWKind::maximumf : arith::AtomicRMWKind::maxs;
+  case AtomicKind::min:
+    return isFloat ? arith::AtomicRMWKind::minimumf : arith::AtomicRMWKind::mins;
+  }
+  llvm_unreachable("bad atomic kind");
+}

@@ -497,18 +497,6 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op) {
 // atomics
 //===----------------------------------------------------------------------===//
 
-static arith::AtomicRMWKind atomicKind(AtomicKind kind, Type type) {
-  bool isFloat = isa<FloatType>(type);
-  switch (kind) {
-  case AtomicKind::add:
-    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
-  case AtomicKind::max:
-    return isFloat ? arith::AtomicRMWKind::maximumf : arith::AtomicRMWKind::maxs;
-  case AtomicKind::min:
-    return isFloat ? arith::AtomicRMWKind::minimumf : arith::AtomicRMWKind::mins;
-  }
-  llvm_unreachable("bad atomic kind");
-}
 
 LogicalResult KernelLowering::lowerAtomic(AtomicOp op, bool guard) {
   auto emit = [&] {
@@ -519,7 +507,7 @@ LogicalResult KernelLowering::lowerAtomic(AtomicOp op, bool guard) {
       idx = {sharedIndex(*buf, idx)};
     }
     memref::AtomicRMWOp::create(
-        b, loc, atomicKind(op.getKind(), op.getValue().getType()),
+        b, loc, getAtomicRMWKind(op.getKind(), op.getValue().getType()),
         op.getValue(), mem, idx);
   };
   // At block level the atomic happens once per block.
@@ -538,7 +526,7 @@ LogicalResult KernelLowering::lowerAtomicTile(AtomicTileOp op) {
   if (!sb)
     return op.emitError("atomic_tile source must be a tile.alloc buffer");
   Type elt = sb->type.getElementType();
-  arith::AtomicRMWKind kind = atomicKind(op.getKind(), elt);
+  arith::AtomicRMWKind kind = getAtomicRMWKind(op.getKind(), elt);
   Value target = op.getTarget();
   auto emit = [&](ValueRange idx, Value v) {
     SmallVector<Value> g;

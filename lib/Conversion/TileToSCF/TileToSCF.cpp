@@ -327,25 +327,13 @@ struct PipelinedToLoop : OpRewritePattern<PipelinedOp> {
 // atomics
 //===----------------------------------------------------------------------===//
 
-arith::AtomicRMWKind atomicKind(AtomicKind kind, Type type) {
-  bool isFloat = isa<FloatType>(type);
-  switch (kind) {
-  case AtomicKind::add:
-    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
-  case AtomicKind::max:
-    return isFloat ? arith::AtomicRMWKind::maximumf : arith::AtomicRMWKind::maxs;
-  case AtomicKind::min:
-    return isFloat ? arith::AtomicRMWKind::minimumf : arith::AtomicRMWKind::mins;
-  }
-  llvm_unreachable("bad atomic kind");
-}
 
 struct AtomicToRMW : OpRewritePattern<AtomicOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AtomicOp op,
                                 PatternRewriter &rewriter) const override {
     memref::AtomicRMWOp::create(
-        rewriter, op.getLoc(), atomicKind(op.getKind(), op.getValue().getType()),
+        rewriter, op.getLoc(), getAtomicRMWKind(op.getKind(), op.getValue().getType()),
         op.getValue(), op.getBuffer(), op.getIndices());
     rewriter.eraseOp(op);
     return success();
@@ -360,7 +348,7 @@ struct AtomicTileToLoops : OpRewritePattern<AtomicTileOp> {
     auto srcType = cast<MemRefType>(op.getSource().getType());
     SmallVector<Value> dims = memrefDims(rewriter, loc, op.getTarget());
     arith::AtomicRMWKind kind =
-        atomicKind(op.getKind(), srcType.getElementType());
+        getAtomicRMWKind(op.getKind(), srcType.getElementType());
     buildTileLoops(rewriter, loc, srcType.getShape(),
                    [&](OpBuilder &b, Location l, ValueRange ivs) {
                      Value v = memref::LoadOp::create(b, l, op.getSource(), ivs);
