@@ -56,14 +56,11 @@ const char *tile_last_error(void) { return lastError(); }
 
 const char *tile_status_name(tile_status status) {
   switch (status) {
-  case TILE_STATUS_OK: return "OK";
-  case TILE_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-  case TILE_STATUS_BUNDLE_ERROR: return "BUNDLE_ERROR";
-  case TILE_STATUS_BACKEND_UNAVAILABLE: return "BACKEND_UNAVAILABLE";
-  case TILE_STATUS_NO_DEVICE: return "NO_DEVICE";
-  case TILE_STATUS_LAUNCH_FAILED: return "LAUNCH_FAILED";
-  case TILE_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-  case TILE_STATUS_INTERNAL: return "INTERNAL";
+#define TILE_X(id, value, meaning)                                             \
+  case TILE_STATUS_##id:                                                       \
+    return #id;
+    TILE_STATUSES(TILE_X)
+#undef TILE_X
   }
   return "UNKNOWN_STATUS";
 }

@@ -6,29 +6,6 @@
 namespace tile::rt {
 namespace {
 thread_local std::string tlsLastError;
-
-struct DTypeEntry {
-  const char *name;
-  uint8_t code, bits;
-};
-// The metadata dtype vocabulary (docs/bundle.md) and its DLPack encoding.
-constexpr DTypeEntry kDTypes[] = {
-    {"bool", TILE_DL_BOOL, 8},
-    {"int8", kDLInt, 8},
-    {"int16", kDLInt, 16},
-    {"int32", kDLInt, 32},
-    {"int64", kDLInt, 64},
-    {"uint8", kDLUInt, 8},
-    {"uint16", kDLUInt, 16},
-    {"uint32", kDLUInt, 32},
-    {"uint64", kDLUInt, 64},
-    {"float16", kDLFloat, 16},
-    {"bfloat16", kDLBfloat, 16},
-    {"float32", kDLFloat, 32},
-    {"float64", kDLFloat, 64},
-    {"float8_e4m3fn", TILE_DL_FLOAT8_E4M3FN, 8},
-    {"float8_e5m2", TILE_DL_FLOAT8_E5M2, 8},
-};
 } // namespace
 
 tile_status fail(tile_status status, std::string message) {
@@ -39,23 +16,15 @@ tile_status fail(tile_status status, std::string message) {
 const char *lastError() { return tlsLastError.c_str(); }
 
 bool parseDType(std::string_view name, DLDataType &out) {
-  for (const DTypeEntry &e : kDTypes)
-    if (name == e.name) {
-      out.code = e.code;
-      out.bits = e.bits;
-      out.lanes = 1;
-      return true;
-    }
-  return false;
+  return tile_dtype_from_name(std::string(name).c_str(), &out);
 }
 
 std::string dtypeName(DLDataType t) {
-  for (const DTypeEntry &e : kDTypes)
-    if (t.code == e.code && t.bits == e.bits) {
-      if (t.lanes == 1)
-        return e.name;
-      return std::string(e.name) + "x" + str(t.lanes);
-    }
+  if (const char *name = tile_dtype_name(t))
+    return name;
+  if (t.lanes != 1)
+    if (const char *name = tile_dtype_name(DLDataType{t.code, t.bits, 1}))
+      return std::string(name) + "x" + str(t.lanes);
   return "dtype(code=" + str(t.code) + ", bits=" + str(t.bits) +
          ", lanes=" + str(t.lanes) + ")";
 }

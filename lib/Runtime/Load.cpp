@@ -1,74 +1,42 @@
 //===- Load.cpp - Bundle loading and backend selection --------------------===//
 #include "Kernel.h"
 
-#include <cstring>
+#include "tile/Runtime/tile_targets.h"
 
 namespace tile::rt {
 namespace {
 
-enum class BackendName { Auto, Ffi, Native, Nvrtc, MetalTorch };
-
-const char *const kAllBackends = "auto, ffi, native, nvrtc, metal-torch";
-
-bool parseBackend(const char *name, BackendName &out) {
-  static const struct {
-    const char *name;
-    BackendName value;
-  } kNames[] = {{"auto", BackendName::Auto},
-                {"ffi", BackendName::Ffi},
-                {"native", BackendName::Native},
-                {"nvrtc", BackendName::Nvrtc},
-                {"metal-torch", BackendName::MetalTorch}};
-  if (!name || !*name) {
-    out = BackendName::Auto;
-    return true;
+/// "auto, ffi, native, ...": the backends of TILE_BACKENDS that can run
+/// `target`'s kernels, or all of them for TILE_TARGET_COUNT.
+std::string backendList(tile_target_kind target) {
+  std::string list;
+  for (int i = 0; i < TILE_BACKEND_COUNT; ++i) {
+    auto b = static_cast<tile_backend>(i);
+    if (target != TILE_TARGET_COUNT && !tile_backend_runs(b, target))
+      continue;
+    list += (list.empty() ? "" : ", ") + std::string(tile_backend_name(b));
   }
-  for (const auto &e : kNames)
-    if (std::strcmp(name, e.name) == 0) {
-      out = e.value;
-      return true;
-    }
-  return false;
+  return list;
 }
 
-/// The backends a target can use, as the message lists them.
-const char *backendsFor(TargetKind t) {
-  switch (t) {
-  case TargetKind::Cpu: return "auto, ffi, native";
-  case TargetKind::Cuda: return "auto, ffi, native, nvrtc";
-  case TargetKind::Hip: return "auto, ffi, native";
-  case TargetKind::Metal: return "auto, metal-torch";
-  }
-  return "auto";
-}
-
-bool allowed(TargetKind t, BackendName b) {
-  switch (b) {
-  case BackendName::Auto: return true;
-  case BackendName::Ffi:
-  case BackendName::Native: return t != TargetKind::Metal;
-  case BackendName::Nvrtc: return t == TargetKind::Cuda;
-  case BackendName::MetalTorch: return t == TargetKind::Metal;
-  }
-  return false;
-}
-
-tile_status selectBackend(tile_kernel &k, BackendName requested,
-                          const char *requestedName) {
+tile_status selectBackend(tile_kernel &k, tile_backend requested) {
   const KernelPlan &plan = k.plan;
-  if (!allowed(plan.target, requested))
+  const char *requestedName = tile_backend_name(requested);
+  auto target = static_cast<tile_target_kind>(plan.target);
+  if (!tile_backend_runs(requested, target))
     return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
                 std::string("backend '") + requestedName +
                     "' is not available for target '" + plan.targetKindName +
-                    "' (available: " + backendsFor(plan.target) + ")");
-  if (requested == BackendName::Nvrtc)
-    return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
-                "backend 'nvrtc' is not implemented in this runtime build");
+                    "' (available: " + backendList(target) + ")");
   if (plan.target == TargetKind::Metal)
     return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
                 "kernel '" + plan.name + "' targets 'metal': it runs through "
                 "the 'metal-torch' backend of the Python package, not the C "
                 "runtime");
+  if (!(tile_backend_flags(requested) & TILE_BACKEND_IMPLEMENTED))
+    return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
+                std::string("backend '") + requestedName +
+                    "' is not implemented in this runtime build");
 
   if (tile_status st = loadDeviceModule(plan, k.bundle, k.module))
     return st;
@@ -79,8 +47,8 @@ tile_status selectBackend(tile_kernel &k, BackendName requested,
   // are a few hundred nanoseconds next to a driver launch of several
   // microseconds, and ffi needs no host code per kernel (no native.so to
   // dlopen, nothing compiled for the host's ABI in the bundle).
-  bool wantNative = requested == BackendName::Native ||
-                    (requested == BackendName::Auto &&
+  bool wantNative = requested == TILE_BACKEND_NATIVE ||
+                    (requested == TILE_BACKEND_AUTO &&
                      plan.target == TargetKind::Cpu &&
                      !plan.entryNative.empty());
   if (!wantNative) {
@@ -94,7 +62,7 @@ tile_status selectBackend(tile_kernel &k, BackendName requested,
   k.native = reinterpret_cast<tile_native_fn>(
       k.module->hostSymbol(plan.entryNative.c_str()));
   if (!k.native) {
-    if (requested == BackendName::Auto) {
+    if (requested == TILE_BACKEND_AUTO) {
       k.backend = Backend::Ffi;
       return TILE_STATUS_OK;
     }
@@ -113,11 +81,12 @@ tile_status loadKernel(std::string bytes, const char *backend,
   if (!out)
     return fail(TILE_STATUS_INVALID_ARGUMENT, "output handle pointer is NULL");
   *out = nullptr;
-  BackendName requested;
-  if (!parseBackend(backend, requested))
+  tile_backend requested = TILE_BACKEND_AUTO;
+  if (backend && *backend && !tile_backend_parse(backend, &requested))
     return fail(TILE_STATUS_INVALID_ARGUMENT,
                 std::string("unknown backend '") + backend +
-                    "' (expected one of: " + kAllBackends + ")");
+                    "' (expected one of: " + backendList(TILE_TARGET_COUNT) +
+                    ")");
 
   auto k = std::make_unique<tile_kernel>();
   k->bytes = std::move(bytes);
@@ -129,8 +98,7 @@ tile_status loadKernel(std::string bytes, const char *backend,
     return fail(TILE_STATUS_BUNDLE_ERROR, "bundle has no 'metadata' section");
   if (!parseMetadata(meta->bytes(), k->plan, error))
     return fail(TILE_STATUS_BUNDLE_ERROR, error);
-  if (tile_status st =
-          selectBackend(*k, requested, backend && *backend ? backend : "auto"))
+  if (tile_status st = selectBackend(*k, requested))
     return st;
   *out = k.release();
   return TILE_STATUS_OK;

@@ -299,17 +299,26 @@ bool parseMetadata(std::string_view text, KernelPlan &plan,
       !p.string(*target, "chip", "target.", plan.targetChip, false) ||
       !p.string(*target, "features", "target.", plan.targetFeatures, false))
     return false;
-  if (plan.targetKindName == "cpu")
-    plan.target = TargetKind::Cpu, plan.deviceType = kDLCPU;
-  else if (plan.targetKindName == "cuda")
-    plan.target = TargetKind::Cuda, plan.deviceType = kDLCUDA;
-  else if (plan.targetKindName == "hip")
-    plan.target = TargetKind::Hip, plan.deviceType = kDLROCM;
-  else if (plan.targetKindName == "metal")
-    plan.target = TargetKind::Metal, plan.deviceType = kDLMetal;
-  else
-    return p.fail("target.kind", "'" + plan.targetKindName +
-                                     "' is unknown (cpu, cuda, hip, metal)");
+  tile_target_kind kind;
+  if (!tile_target_parse(plan.targetKindName.c_str(), &kind)) {
+    std::string known;
+    for (int i = 0; i < TILE_TARGET_COUNT; ++i)
+      known += (i ? ", " : "") +
+               std::string(tile_target_name(static_cast<tile_target_kind>(i)));
+    return p.fail("target.kind",
+                  "'" + plan.targetKindName + "' is unknown (" + known + ")");
+  }
+  plan.target = static_cast<TargetKind>(kind);
+  switch (kind) {
+#define TILE_X(id, name, device)                                               \
+  case TILE_TARGET_##id:                                                       \
+    plan.deviceType = device;                                                  \
+    break;
+    TILE_TARGETS(TILE_X)
+#undef TILE_X
+  case TILE_TARGET_COUNT:
+    break;
+  }
 
   // Symbols first: params refer to them by name.
   const json *symbols = p.array(root, "symbols", "");

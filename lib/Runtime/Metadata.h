@@ -17,7 +17,13 @@
 namespace tile::rt {
 
 enum class ScalarType : uint8_t { None, I32, I64, F32, F64 };
-enum class TargetKind : uint8_t { Cpu, Cuda, Hip, Metal };
+/// The target kinds of TILE_TARGETS (tile_targets.h), same values.
+enum class TargetKind : uint8_t {
+  Cpu = TILE_TARGET_CPU,
+  Cuda = TILE_TARGET_CUDA,
+  Hip = TILE_TARGET_HIP,
+  Metal = TILE_TARGET_METAL
+};
 
 struct ParamPlan {
   std::string name;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "tile/Runtime/tile_abi.h"
+#include "tile/Runtime/tile_targets.h"
 
 #if defined(_WIN32)
 #define TILE_RT_API
@@ -42,9 +43,11 @@ TILE_RT_API const char *tile_runtime_version(void);
 
 /* ---- loading ------------------------------------------------------------ */
 
-/* backend: "auto" (or NULL), "ffi", "native", "nvrtc", "metal-torch".
- * Unknown names give TILE_STATUS_INVALID_ARGUMENT; known names that the
- * bundle's target cannot use give TILE_STATUS_BACKEND_UNAVAILABLE. */
+/* backend: a name of TILE_BACKENDS (tile_targets.h): "auto" (or NULL),
+ * "ffi", "native", "nvrtc", "metal-torch". Unknown names give
+ * TILE_STATUS_INVALID_ARGUMENT; known names that the bundle's target cannot
+ * use, or that this build does not implement, give
+ * TILE_STATUS_BACKEND_UNAVAILABLE. */
 TILE_RT_API tile_status tile_kernel_load_file(const char *path,
                                               const char *backend,
                                               tile_kernel_t *out);
