@@ -7,6 +7,7 @@
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 #include "tile/Runtime/Bundle.h"
+#include "tile/Runtime/tile_targets.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -306,12 +307,25 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
   auto kernel = findKernel(*module);
   if (failed(kernel) || failed(markOutputs(*kernel, options.outIdx)))
     return failure();
-  for (const std::string &backend : options.backends)
-    if (backend != "ffi" && backend != "native")
+  for (const std::string &backend : options.backends) {
+    // tilec generates host code for the TILE_BACKEND_COMPILED backends of
+    // the shared table (tile_targets.h); the others are chosen at load time.
+    tile_backend known;
+    if (!tile_backend_parse(backend.c_str(), &known) ||
+        !(tile_backend_flags(known) & TILE_BACKEND_COMPILED)) {
+      std::string compiled, atLoad;
+      for (int i = TILE_BACKEND_AUTO + 1; i < TILE_BACKEND_COUNT; ++i) {
+        auto b = static_cast<tile_backend>(i);
+        bool isCompiled = tile_backend_flags(b) & TILE_BACKEND_COMPILED;
+        std::string &list = isCompiled ? compiled : atLoad;
+        list += (list.empty() ? "" : isCompiled ? " or " : ", ") +
+                std::string(tile_backend_name(b));
+      }
       return emitError(module->getLoc())
-             << "unknown backend '" << backend
-             << "' for tilec (expected ffi or native; nvrtc and metal-torch "
-                "are chosen at load time)";
+             << "unknown backend '" << backend << "' for tilec (expected "
+             << compiled << "; " << atLoad << " are chosen at load time)";
+    }
+  }
   if (options.emit == Emit::Metadata) {
     auto md = extractKernelMetadata(*kernel);
     if (failed(md))

@@ -7,7 +7,7 @@
 
 // RANGE: --out-idx 5 is out of range: the kernel has 2 parameters
 // SCALAR: --out-idx 1 names a scalar parameter; outputs must be tensors
-// BACKEND: unknown backend 'ctypes'
+// BACKEND: unknown backend 'ctypes' for tilec (expected ffi or native; nvrtc, metal-torch are chosen at load time)
 // TARGET: Cannot find option named 'vulkan'
 // MISSING: cannot read
 // PIPELINE: no-such-pass

@@ -12,6 +12,10 @@
 #ifndef TILE_CONVERSION_HOSTWRAPPERBUILDER_H
 #define TILE_CONVERSION_HOSTWRAPPERBUILDER_H
 
+// The ABI the wrappers implement: statuses, check codes, dtypes, struct
+// layouts, and (through dlpack.h) the DLPack device types callers pass.
+#include "tile/Runtime/tile_abi.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -20,16 +24,6 @@ namespace mlir::tile {
 
 struct KernelMetadata;
 struct GridExpr;
-
-/// DLPack device types the wrappers check for.
-constexpr int32_t kDLCPU = 1;
-constexpr int32_t kDLCUDA = 2;
-
-/// Statuses the wrappers return (values of tile_status in
-/// include/tile/Runtime/tile_runtime.h).
-constexpr int32_t kStatusOk = 0;
-constexpr int32_t kStatusInvalidArgument = 1;
-constexpr int32_t kStatusOutOfMemory = 6;
 
 /// Small helpers over an OpBuilder for LLVM-dialect host code.
 class HostCodeBuilder {
@@ -55,7 +49,7 @@ public:
 };
 
 /// Adds `NAME__tile_native` to `module`; `deviceType` is the DLPack device
-/// type every tensor must have.
+/// type every tensor must have (kDLCPU, kDLCUDA, ...).
 LogicalResult buildNativeWrapper(ModuleOp module, const KernelMetadata &md,
                                  int32_t deviceType);
 

@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <cstddef>
 #include <limits>
 
 using namespace mlir;
@@ -64,51 +65,73 @@ Value HostCodeBuilder::entryAlloca(Type type, int64_t count) {
 
 namespace {
 
-// DLTensor field offsets (x86-64 / aarch64, DLPack ABI).
-constexpr int64_t kDataOff = 0, kDeviceTypeOff = 8, kDeviceIdOff = 12,
-                  kNdimOff = 16, kDTypeCodeOff = 20, kDTypeBitsOff = 21,
-                  kDTypeLanesOff = 22, kShapeOff = 24, kStridesOff = 32,
-                  kByteOffsetOff = 40;
-// tile_native_env field offsets.
-constexpr int64_t kEnvCtxOff = 0, kEnvAllocOff = 8, kEnvRunOff = 16,
-                  kEnvErrorOff = 24;
+// Every offset, width and code below comes from tile_abi.h / dlpack.h
+// (offsetof, sizeof, TILE_*), so the wrappers follow the header by
+// construction. The static_asserts pin the IR types the loads and stores use
+// (i8/i16/i32/i64/ptr) to the header's field types: changing a field's type
+// there stops this file from compiling instead of miscompiling wrappers. The
+// compiler runs on the host whose ABI the CPU code and the GPU host wrappers
+// target, so its offsetof is theirs.
 
-// Check codes (docs/bundle.md).
-enum CheckCode : int32_t {
-  NullTensor = 1,
-  DeviceType = 2,
-  DeviceId = 3,
-  DType = 4,
-  Rank = 5,
-  StaticDim = 6,
-  Symbol = 7,
-  Stride = 8,
-  NullData = 9,
-  Alignment = 10,
-  NegativeDim = 11,
-  UnboundSymbol = 12,
-};
+// DLTensor (dlpack.h) fields the wrapper reads.
+constexpr int64_t kDataOff = offsetof(DLTensor, data);
+constexpr int64_t kDeviceTypeOff =
+    offsetof(DLTensor, device) + offsetof(DLDevice, device_type);
+constexpr int64_t kDeviceIdOff =
+    offsetof(DLTensor, device) + offsetof(DLDevice, device_id);
+constexpr int64_t kNdimOff = offsetof(DLTensor, ndim);
+constexpr int64_t kDTypeCodeOff =
+    offsetof(DLTensor, dtype) + offsetof(DLDataType, code);
+constexpr int64_t kDTypeBitsOff =
+    offsetof(DLTensor, dtype) + offsetof(DLDataType, bits);
+constexpr int64_t kDTypeLanesOff =
+    offsetof(DLTensor, dtype) + offsetof(DLDataType, lanes);
+constexpr int64_t kShapeOff = offsetof(DLTensor, shape);
+constexpr int64_t kStridesOff = offsetof(DLTensor, strides);
+constexpr int64_t kByteOffsetOff = offsetof(DLTensor, byte_offset);
+static_assert(sizeof(DLDevice::device_type) == 4 &&
+                  sizeof(DLDevice::device_id) == 4 &&
+                  sizeof(DLTensor::ndim) == 4,
+              "read as i32");
+static_assert(sizeof(DLDataType::code) == 1 && sizeof(DLDataType::bits) == 1 &&
+                  sizeof(DLDataType::lanes) == 2,
+              "read as i8, i8, i16");
+static_assert(sizeof(DLTensor::byte_offset) == 8 &&
+                  sizeof(*DLTensor::shape) == 8 &&
+                  sizeof(*DLTensor::strides) == 8,
+              "read as i64");
 
-/// DLPack (code, bits) of a metadata dtype name.
-std::pair<int64_t, int64_t> dlpackDType(StringRef name) {
-  // kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6,
-  // kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 12.
-  if (name == "bool")
-    return {6, 8};
-  if (name == "bfloat16")
-    return {4, 16};
-  if (name == "float8_e4m3fn")
-    return {10, 8};
-  if (name == "float8_e5m2")
-    return {12, 8};
-  if (name.consume_front("float"))
-    return {2, std::stoi(name.str())};
-  if (name.consume_front("uint"))
-    return {1, std::stoi(name.str())};
-  if (name.consume_front("int"))
-    return {0, std::stoi(name.str())};
-  return {-1, 0};
-}
+// tile_native_env fields.
+constexpr int64_t kEnvCtxOff = offsetof(tile_native_env, ctx);
+constexpr int64_t kEnvAllocOff = offsetof(tile_native_env, alloc_output);
+constexpr int64_t kEnvRunOff = offsetof(tile_native_env, run);
+constexpr int64_t kEnvErrorOff = offsetof(tile_native_env, error);
+
+// tile_check_error fields, written by the error block as i32 x4, i64 x2.
+constexpr int64_t kErrCodeOff = offsetof(tile_check_error, code);
+constexpr int64_t kErrParamOff = offsetof(tile_check_error, param);
+constexpr int64_t kErrDimOff = offsetof(tile_check_error, dim);
+constexpr int64_t kErrReservedOff = offsetof(tile_check_error, reserved);
+constexpr int64_t kErrExpectedOff = offsetof(tile_check_error, expected);
+constexpr int64_t kErrActualOff = offsetof(tile_check_error, actual);
+static_assert(sizeof(tile_check_error::code) == 4 &&
+                  sizeof(tile_check_error::param) == 4 &&
+                  sizeof(tile_check_error::dim) == 4 &&
+                  sizeof(tile_check_error::reserved) == 4 &&
+                  sizeof(tile_check_error::expected) == 8 &&
+                  sizeof(tile_check_error::actual) == 8,
+              "written as i32 x4, i64 x2");
+
+// Memref descriptor head (the sizes/strides follow: TILE_MEMREF_*_OFFSET).
+constexpr int64_t kMemrefAllocatedOff = offsetof(tile_memref_head, allocated);
+constexpr int64_t kMemrefAlignedOff = offsetof(tile_memref_head, aligned);
+constexpr int64_t kMemrefOffsetOff = offsetof(tile_memref_head, offset);
+static_assert(sizeof(tile_memref_head::offset) == 8 &&
+                  sizeof(tile_memref_head) == 8 * TILE_MEMREF_WORDS(0),
+              "a head of 3 words, written as ptr, ptr, i64");
+
+// Pointer arrays (tensors, scalars, args) are indexed in 8-byte steps.
+static_assert(sizeof(void *) == 8, "64-bit hosts only");
 
 class NativeWrapperGen {
 public:
@@ -186,13 +209,13 @@ void NativeWrapperGen::buildErrorBlock() {
     errorBlock->addArgument(t, h.loc);
   builder.setInsertionPointToStart(errorBlock);
   Value err = h.loadAt(h.ptrType, envArg, kEnvErrorOff);
-  h.storeAt(errorBlock->getArgument(0), err, 0);
-  h.storeAt(errorBlock->getArgument(1), err, 4);
-  h.storeAt(errorBlock->getArgument(2), err, 8);
-  h.storeAt(h.i32(0), err, 12);
-  h.storeAt(errorBlock->getArgument(3), err, 16);
-  h.storeAt(errorBlock->getArgument(4), err, 24);
-  LLVM::ReturnOp::create(builder, h.loc, h.i32(kStatusInvalidArgument));
+  h.storeAt(errorBlock->getArgument(0), err, kErrCodeOff);
+  h.storeAt(errorBlock->getArgument(1), err, kErrParamOff);
+  h.storeAt(errorBlock->getArgument(2), err, kErrDimOff);
+  h.storeAt(h.i32(0), err, kErrReservedOff);
+  h.storeAt(errorBlock->getArgument(3), err, kErrExpectedOff);
+  h.storeAt(errorBlock->getArgument(4), err, kErrActualOff);
+  LLVM::ReturnOp::create(builder, h.loc, h.i32(TILE_STATUS_INVALID_ARGUMENT));
 }
 
 void NativeWrapperGen::bindSymbol(int64_t param, int64_t dim,
@@ -206,8 +229,8 @@ void NativeWrapperGen::bindSymbol(int64_t param, int64_t dim,
       isBound,
       [&] {
         Value prev = LLVM::LoadOp::create(builder, h.loc, h.i64Type, slot);
-        check(cmp(LLVM::ICmpPredicate::eq, size, prev), Symbol, param, dim,
-              prev, size);
+        check(cmp(LLVM::ICmpPredicate::eq, size, prev), TILE_CHECK_SYMBOL,
+              param, dim, prev, size);
       },
       [&] {
         LLVM::StoreOp::create(builder, h.loc, size, slot);
@@ -231,12 +254,12 @@ void NativeWrapperGen::checkTensor(int64_t i) {
     LLVM::CondBrOp::create(builder, h.loc, isNull, next, present);
     builder.setInsertionPointToStart(present);
   } else {
-    check(LLVM::XOrOp::create(builder, h.loc, isNull, i1(true)), NullTensor, i,
-          -1, h.i64(0), h.i64(0));
+    check(LLVM::XOrOp::create(builder, h.loc, isNull, i1(true)),
+          TILE_CHECK_NULL_TENSOR, i, -1, h.i64(0), h.i64(0));
   }
   Value devType = h.loadAt(h.i32Type, t, kDeviceTypeOff);
-  check(cmp(LLVM::ICmpPredicate::eq, devType, h.i32(deviceType)), DeviceType,
-        i, -1, h.i64(deviceType),
+  check(cmp(LLVM::ICmpPredicate::eq, devType, h.i32(deviceType)),
+        TILE_CHECK_DEVICE_TYPE, i, -1, h.i64(deviceType),
         LLVM::SExtOp::create(builder, h.loc, h.i64Type, devType));
   Value devId = h.loadAt(h.i32Type, t, kDeviceIdOff);
   Value idBound = LLVM::LoadOp::create(builder, h.loc, h.i8Type, deviceIdBound);
@@ -245,9 +268,10 @@ void NativeWrapperGen::checkTensor(int64_t i) {
           LLVM::ConstantOp::create(builder, h.loc, h.i8Type,
                                    builder.getI8IntegerAttr(0))),
       [&] {
-        Value first = LLVM::LoadOp::create(builder, h.loc, h.i32Type, deviceIdSlot);
-        check(cmp(LLVM::ICmpPredicate::eq, devId, first), DeviceId, i, -1,
-              LLVM::SExtOp::create(builder, h.loc, h.i64Type, first),
+        Value first =
+            LLVM::LoadOp::create(builder, h.loc, h.i32Type, deviceIdSlot);
+        check(cmp(LLVM::ICmpPredicate::eq, devId, first), TILE_CHECK_DEVICE_ID,
+              i, -1, LLVM::SExtOp::create(builder, h.loc, h.i64Type, first),
               LLVM::SExtOp::create(builder, h.loc, h.i64Type, devId));
       },
       [&] {
@@ -259,7 +283,9 @@ void NativeWrapperGen::checkTensor(int64_t i) {
                               deviceIdBound);
       });
   // dtype packed as code << 16 | bits << 8 | lanes.
-  auto [code, bits] = dlpackDType(p.dtype);
+  DLDataType dtype;
+  if (!tile_dtype_from_name(p.dtype.c_str(), &dtype))
+    llvm_unreachable("unknown dtype (rejected when the metadata was read)");
   Value c = LLVM::ZExtOp::create(builder, h.loc, h.i64Type,
                                  h.loadAt(h.i8Type, t, kDTypeCodeOff));
   Value bt = LLVM::ZExtOp::create(builder, h.loc, h.i64Type,
@@ -272,22 +298,23 @@ void NativeWrapperGen::checkTensor(int64_t i) {
                          LLVM::ShlOp::create(builder, h.loc, c, h.i64(16)),
                          LLVM::ShlOp::create(builder, h.loc, bt, h.i64(8))),
       ln);
-  int64_t expectedPacked = (code << 16) | (bits << 8) | 1;
-  check(cmp(LLVM::ICmpPredicate::eq, packed, h.i64(expectedPacked)), DType, i,
-        -1, h.i64(expectedPacked), packed);
+  int64_t expectedPacked = TILE_PACK_DTYPE(dtype.code, dtype.bits, dtype.lanes);
+  check(cmp(LLVM::ICmpPredicate::eq, packed, h.i64(expectedPacked)),
+        TILE_CHECK_DTYPE, i, -1, h.i64(expectedPacked), packed);
   Value ndim = h.loadAt(h.i32Type, t, kNdimOff);
-  check(cmp(LLVM::ICmpPredicate::eq, ndim, h.i32(p.rank)), Rank, i, -1,
-        h.i64(p.rank), LLVM::SExtOp::create(builder, h.loc, h.i64Type, ndim));
+  check(cmp(LLVM::ICmpPredicate::eq, ndim, h.i32(p.rank)), TILE_CHECK_RANK, i,
+        -1, h.i64(p.rank),
+        LLVM::SExtOp::create(builder, h.loc, h.i64Type, ndim));
   Value shape = h.loadAt(h.ptrType, t, kShapeOff);
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < p.rank; ++d) {
     Value size = h.loadAt(h.i64Type, shape, d * 8);
     sizes.push_back(size);
-    check(cmp(LLVM::ICmpPredicate::sge, size, h.i64(0)), NegativeDim, i, d,
-          h.i64(0), size);
+    check(cmp(LLVM::ICmpPredicate::sge, size, h.i64(0)),
+          TILE_CHECK_NEGATIVE_DIM, i, d, h.i64(0), size);
     if (p.shape[d] >= 0)
-      check(cmp(LLVM::ICmpPredicate::eq, size, h.i64(p.shape[d])), StaticDim,
-            i, d, h.i64(p.shape[d]), size);
+      check(cmp(LLVM::ICmpPredicate::eq, size, h.i64(p.shape[d])),
+            TILE_CHECK_STATIC_DIM, i, d, h.i64(p.shape[d]), size);
     if (!p.dims[d].empty())
       bindSymbol(i, d, p.dims[d], size);
   }
@@ -302,8 +329,8 @@ void NativeWrapperGen::checkTensor(int64_t i) {
           Value stride = h.loadAt(h.i64Type, strides, d * 8);
           Value trivial = cmp(LLVM::ICmpPredicate::sle, sizes[d], h.i64(1));
           Value matches = cmp(LLVM::ICmpPredicate::eq, stride, expected);
-          check(LLVM::OrOp::create(builder, h.loc, trivial, matches), Stride,
-                i, d, expected, stride);
+          check(LLVM::OrOp::create(builder, h.loc, trivial, matches),
+                TILE_CHECK_STRIDE, i, d, expected, stride);
           expected = LLVM::MulOp::create(builder, h.loc, expected, sizes[d]);
         }
       },
@@ -314,16 +341,16 @@ void NativeWrapperGen::checkTensor(int64_t i) {
   Value data = h.loadAt(h.ptrType, t, kDataOff);
   Value empty = cmp(LLVM::ICmpPredicate::eq, numel, h.i64(0));
   Value hasData = cmp(LLVM::ICmpPredicate::ne, data, h.nullPtr());
-  check(LLVM::OrOp::create(builder, h.loc, empty, hasData), NullData, i, -1,
-        h.i64(0), h.i64(0));
+  check(LLVM::OrOp::create(builder, h.loc, empty, hasData),
+        TILE_CHECK_NULL_DATA, i, -1, h.i64(0), h.i64(0));
   Value byteOffset = h.loadAt(h.i64Type, t, kByteOffsetOff);
   Value address = LLVM::AddOp::create(
       builder, h.loc, LLVM::PtrToIntOp::create(builder, h.loc, h.i64Type, data),
       byteOffset);
-  Value misalign = LLVM::URemOp::create(builder, h.loc, address,
-                                        h.i64(p.elementBytes));
-  check(cmp(LLVM::ICmpPredicate::eq, misalign, h.i64(0)), Alignment, i, -1,
-        h.i64(p.elementBytes), misalign);
+  Value misalign =
+      LLVM::URemOp::create(builder, h.loc, address, h.i64(p.elementBytes));
+  check(cmp(LLVM::ICmpPredicate::eq, misalign, h.i64(0)), TILE_CHECK_ALIGNMENT,
+        i, -1, h.i64(p.elementBytes), misalign);
   LLVM::BrOp::create(builder, h.loc, next);
   builder.setInsertionPointToStart(next);
 }
@@ -346,7 +373,7 @@ void NativeWrapperGen::allocateOutput(int64_t i) {
             check(cmp(LLVM::ICmpPredicate::ne, bound,
                       LLVM::ConstantOp::create(builder, h.loc, h.i8Type,
                                                builder.getI8IntegerAttr(0))),
-                  UnboundSymbol, i, d, h.i64(0), h.i64(0));
+                  TILE_CHECK_UNBOUND_SYMBOL, i, d, h.i64(0), h.i64(0));
             size = LLVM::LoadOp::create(builder, h.loc, h.i64Type, slot);
           }
           h.storeAt(size, shape, d * 8);
@@ -364,7 +391,8 @@ void NativeWrapperGen::allocateOutput(int64_t i) {
                                cmp(LLVM::ICmpPredicate::ne, created, h.nullPtr()),
                                ok, oom);
         builder.setInsertionPointToStart(oom);
-        LLVM::ReturnOp::create(builder, h.loc, h.i32(kStatusOutOfMemory));
+        LLVM::ReturnOp::create(builder, h.loc,
+                               h.i32(TILE_STATUS_OUT_OF_MEMORY));
         builder.setInsertionPointToStart(ok);
         LLVM::StoreOp::create(builder, h.loc, created, tensorSlots[i]);
       },
@@ -376,21 +404,21 @@ void NativeWrapperGen::allocateOutput(int64_t i) {
 Value NativeWrapperGen::buildDescriptor(int64_t i) {
   const ParamInfo &p = md.params[i];
   Value t = LLVM::LoadOp::create(builder, h.loc, h.ptrType, tensorSlots[i]);
-  Value desc = h.entryAlloca(h.i64Type, 3 + 2 * p.rank);
+  Value desc = h.entryAlloca(h.i64Type, TILE_MEMREF_WORDS(p.rank));
   Value data = h.loadAt(h.ptrType, t, kDataOff);
   Value byteOffset = h.loadAt(h.i64Type, t, kByteOffsetOff);
   Value base = h.byteGEP(data, byteOffset);
-  h.storeAt(base, desc, 0);
-  h.storeAt(base, desc, 8);
-  h.storeAt(h.i64(0), desc, 16);
+  h.storeAt(base, desc, kMemrefAllocatedOff);
+  h.storeAt(base, desc, kMemrefAlignedOff);
+  h.storeAt(h.i64(0), desc, kMemrefOffsetOff);
   Value shape = h.loadAt(h.ptrType, t, kShapeOff);
   Value stride = h.i64(1);
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < p.rank; ++d)
     sizes.push_back(h.loadAt(h.i64Type, shape, d * 8));
   for (int64_t d = p.rank - 1; d >= 0; --d) {
-    h.storeAt(sizes[d], desc, 24 + d * 8);
-    h.storeAt(stride, desc, 24 + (p.rank + d) * 8);
+    h.storeAt(sizes[d], desc, TILE_MEMREF_SIZE_OFFSET(p.rank, d));
+    h.storeAt(stride, desc, TILE_MEMREF_STRIDE_OFFSET(p.rank, d));
     stride = LLVM::MulOp::create(builder, h.loc, stride, sizes[d]);
   }
   return desc;
@@ -531,7 +559,7 @@ LogicalResult NativeWrapperGen::generate() {
   Block *launch = newBlock(), *nothing = newBlock();
   LLVM::CondBrOp::create(builder, h.loc, empty, nothing, launch);
   builder.setInsertionPointToStart(nothing);
-  LLVM::ReturnOp::create(builder, h.loc, h.i32(kStatusOk));
+  LLVM::ReturnOp::create(builder, h.loc, h.i32(TILE_STATUS_OK));
   builder.setInsertionPointToStart(launch);
   Value runCtx = h.loadAt(h.ptrType, envArg, kEnvCtxOff);
   Value runFn = h.loadAt(h.ptrType, envArg, kEnvRunOff);

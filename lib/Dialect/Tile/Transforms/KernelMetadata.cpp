@@ -3,6 +3,7 @@
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 
 #include "tile/Dialect/Tile/IR/TileDialect.h"
+#include "tile/Runtime/tile_abi.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringExtras.h"
@@ -17,43 +18,42 @@ namespace json = llvm::json;
 // dtypes
 //===----------------------------------------------------------------------===//
 
-std::string mlir::tile::getDTypeName(Type type) {
-  if (type.isF16())
-    return "float16";
-  if (type.isBF16())
-    return "bfloat16";
-  if (type.isF32())
-    return "float32";
-  if (type.isF64())
-    return "float64";
-  if (isa<Float8E4M3FNType>(type))
-    return "float8_e4m3fn";
-  if (isa<Float8E5M2Type>(type))
-    return "float8_e5m2";
+/// The DLPack encoding of an element type ({0, 0, 0} if it has none); its
+/// name then comes from the one dtype table, TILE_DTYPES in tile_abi.h.
+static DLDataType getDLPackType(Type type) {
+  auto dl = [](int code, unsigned bits) -> DLDataType {
+    if (bits > 64) // wider than any dtype (and than DLDataType::bits)
+      return {};
+    return {static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
+  };
   if (type.isIndex())
-    return "int64";
-  if (auto it = dyn_cast<IntegerType>(type)) {
-    unsigned w = it.getWidth();
-    if (w == 1)
-      return "bool";
-    if (w != 8 && w != 16 && w != 32 && w != 64)
-      return "";
-    return (it.isUnsigned() ? "uint" : "int") + std::to_string(w);
-  }
-  return "";
+    return dl(kDLInt, 64);
+  if (type.isInteger(1))
+    return dl(TILE_DL_BOOL, 8);
+  if (auto it = dyn_cast<IntegerType>(type))
+    return dl(it.isUnsigned() ? kDLUInt : kDLInt, it.getWidth());
+  if (type.isBF16())
+    return dl(kDLBfloat, 16);
+  if (isa<Float8E4M3FNType>(type))
+    return dl(TILE_DL_FLOAT8_E4M3FN, 8);
+  if (isa<Float8E5M2Type>(type))
+    return dl(TILE_DL_FLOAT8_E5M2, 8);
+  if (type.isF16() || type.isF32() || type.isF64())
+    return dl(kDLFloat, type.getIntOrFloatBitWidth());
+  return {};
 }
 
-/// Bytes per element of a metadata dtype name ("float16" -> 2).
+std::string mlir::tile::getDTypeName(Type type) {
+  const char *name = tile_dtype_name(getDLPackType(type));
+  return name ? name : "";
+}
+
+/// Bytes per element of a metadata dtype name ("float16" -> 2), 0 if unknown.
 static int64_t getDTypeBytes(StringRef name) {
-  if (name == "bool" || name.starts_with("float8"))
-    return 1;
-  if (name == "bfloat16")
-    return 2;
-  StringRef digits = name.drop_while([](char c) { return !llvm::isDigit(c); });
-  int64_t bits = 0;
-  if (digits.getAsInteger(10, bits) || bits <= 0)
+  DLDataType type;
+  if (!tile_dtype_from_name(name.str().c_str(), &type))
     return 0;
-  return std::max<int64_t>(1, bits / 8);
+  return (int64_t(type.bits) * type.lanes + 7) / 8;
 }
 
 static int64_t getElementBytes(Type type) {
