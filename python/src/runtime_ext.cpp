@@ -177,7 +177,12 @@ State S;
   raiseStatus(TILE_STATUS_INVALID_ARGUMENT, msg);
 }
 
+// tile._frameworks is imported on first use, not while this module
+// initializes: it reads this module's tables (DTYPES).
 nb::object frameworksAttr(const char *name) {
+  if (!S.frameworks &&
+      !(S.frameworks = PyImport_ImportModule("tile._frameworks")))
+    raisePending();
   return nb::steal(PyObject_GetAttrString(S.frameworks, name));
 }
 
@@ -356,23 +361,8 @@ void ownedDeleter(DLManagedTensor *mt) {
 }
 
 const char *dtypeName(DLDataType t) {
-  switch (t.code) {
-  case kDLInt:
-    return t.bits == 8 ? "int8" : t.bits == 16 ? "int16" : t.bits == 32 ? "int32" : "int64";
-  case kDLUInt:
-    return t.bits == 8 ? "uint8" : t.bits == 16 ? "uint16" : t.bits == 32 ? "uint32" : "uint64";
-  case kDLFloat:
-    return t.bits == 16 ? "float16" : t.bits == 32 ? "float32" : "float64";
-  case kDLBfloat:
-    return "bfloat16";
-  case TILE_DL_BOOL:
-    return "bool";
-  case TILE_DL_FLOAT8_E4M3FN:
-    return "float8_e4m3fn";
-  case TILE_DL_FLOAT8_E5M2:
-    return "float8_e5m2";
-  }
-  return "unknown";
+  const char *name = tile_dtype_name(t);
+  return name ? name : "unknown";
 }
 
 // Fills `out` from a numpy array (fast path). `strides` receives element
@@ -965,9 +955,6 @@ PyType_Slot kernelSlots[] = {
 NB_MODULE(_runtime, m) {
   nb::set_leak_warnings(false); // kernels live in tile's module-level cache
   m.doc() = "tile kernel runtime (C API binding; see docs/python.md)";
-  S.frameworks = PyImport_ImportModule("tile._frameworks");
-  if (!S.frameworks)
-    raisePending();
   S.str_dlpack = PyUnicode_InternFromString("__dlpack__");
   S.str_dtype = PyUnicode_InternFromString("dtype");
   S.kw_max_version = Py_BuildValue("(s)", "max_version");
@@ -992,6 +979,35 @@ NB_MODULE(_runtime, m) {
   m.attr("ArgumentError") = nb::handle(S.argument_error);
   m.attr("version") = tile_runtime_version();
   m.attr("ABI_VERSION") = TILE_ABI_VERSION;
+  // The ABI vocabulary for the Python package, from its one home:
+  // DTYPES {name: (DLPack code, bits, lanes)} (tile_abi.h), TARGETS (kinds)
+  // and BACKENDS {name: {"targets", "compiled", "implemented"}}
+  // (tile_targets.h), in table order.
+  nb::dict dtypes;
+#define TILE_X(id, name, code, bits, lanes, ctype)                             \
+  dtypes[name] = nb::make_tuple(int(code), bits, lanes);
+  TILE_DTYPES(TILE_X)
+#undef TILE_X
+  m.attr("DTYPES") = dtypes;
+  nb::list targets;
+  for (int t = 0; t < TILE_TARGET_COUNT; ++t)
+    targets.append(tile_target_name(static_cast<tile_target_kind>(t)));
+  m.attr("TARGETS") = nb::tuple(targets);
+  nb::dict backends;
+  for (int i = 0; i < TILE_BACKEND_COUNT; ++i) {
+    auto b = static_cast<tile_backend>(i);
+    nb::list runs;
+    for (int t = 0; t < TILE_TARGET_COUNT; ++t)
+      if (tile_backend_runs(b, static_cast<tile_target_kind>(t)))
+        runs.append(targets[t]);
+    nb::dict info;
+    info["targets"] = nb::tuple(runs);
+    info["compiled"] = bool(tile_backend_flags(b) & TILE_BACKEND_COMPILED);
+    info["implemented"] =
+        bool(tile_backend_flags(b) & TILE_BACKEND_IMPLEMENTED);
+    backends[tile_backend_name(b)] = info;
+  }
+  m.attr("BACKENDS") = backends;
   m.attr("NUMPY_VIA_DLPACK") = S.numpy_via_dlpack;
   m.attr("DLPACK_EXCHANGE") = !S.no_exchange;
   // How objects of type(obj) are passed ("numpy", "exchange", "export",

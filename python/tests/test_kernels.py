@@ -221,6 +221,32 @@ def test_backend_validation(tile):
         tile.compile(src, target="cpu", execution_backend="metal-torch")
     with pytest.raises(ValueError, match="unknown target"):
         tile.compile(src, target="tpu")
+    with pytest.raises(NotImplementedError, match="metal-torch.*not implemented"):
+        tile.compile(src, target="metal")
+    with pytest.raises(NotImplementedError, match="nvrtc.*not implemented"):
+        tile.load(src, execution_backend="nvrtc")
+
+
+def test_abi_tables_come_from_the_runtime(tile):
+    """The dtype, target and backend tables have one home (tile_abi.h,
+    tile_targets.h); Python reads them from tile._runtime."""
+    from tile import _frameworks, _runtime, compiler
+    assert _runtime.DTYPES["bfloat16"] == (4, 16, 1)
+    assert _runtime.DTYPES["float8_e5m2"] == (12, 8, 1)
+    assert _frameworks.DTYPES is _runtime.DTYPES
+    assert compiler.TARGETS == _runtime.TARGETS == ("cpu", "cuda", "hip", "metal")
+    assert compiler.ALL_BACKENDS == tuple(_runtime.BACKENDS)
+    assert compiler.ALLOWED_BACKENDS["cpu"] == ("auto", "ffi", "native")
+    assert _runtime.BACKENDS["native"] == {
+        "targets": ("cpu", "cuda", "hip"), "compiled": True,
+        "implemented": True}
+    # Every table dtype maps to numpy and back to its DLPack encoding.
+    for name, (code, bits, lanes) in _runtime.DTYPES.items():
+        dt = _frameworks.numpy_dtype(name)
+        assert _frameworks.numpy_dlpack_dtype(dt) == (code, bits, dt.itemsize)
+        assert dt.itemsize * 8 == bits * lanes
+    assert _frameworks.numpy_dlpack_dtype(np.dtype(np.complex64)) is None
+    assert _frameworks.numpy_dlpack_dtype(np.dtype(">f4")) is None
 
 
 def test_compile_error(tile):

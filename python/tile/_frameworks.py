@@ -19,18 +19,13 @@ probe(obj) tells the C++ call path how to convert objects of type(obj):
 import numbers
 import sys
 
+# tile dtype name -> (DLPack code, bits, lanes): the runtime's table
+# (TILE_DTYPES in tile_abi.h). The names are numpy's (ml_dtypes' for bfloat16
+# and float8) and torch's as well.
+from ._runtime import DTYPES
+
 # DLPack device types.
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_ROCM = 1, 2, 3, 10
-
-# tile dtype name -> (DLPack code, bits)
-DLPACK_DTYPES = {
-    "bool": (6, 8),
-    "int8": (0, 8), "int16": (0, 16), "int32": (0, 32), "int64": (0, 64),
-    "uint8": (1, 8), "uint16": (1, 16), "uint32": (1, 32), "uint64": (1, 64),
-    "float16": (2, 16), "float32": (2, 32), "float64": (2, 64),
-    "bfloat16": (4, 16),
-    "float8_e4m3fn": (10, 8), "float8_e5m2": (12, 8),
-}
 
 
 def _ml_dtypes():
@@ -42,15 +37,20 @@ def _ml_dtypes():
 
 
 def numpy_dtype(name):
-    """numpy dtype for a tile dtype name (bfloat16/float8 via ml_dtypes)."""
+    """numpy dtype for a tile dtype name (those numpy lacks, bfloat16 and
+    float8, from ml_dtypes)."""
     import numpy as np
-    if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-        ml = _ml_dtypes()
-        if ml is None:
-            raise TypeError(f"tile: {name} numpy arrays need ml_dtypes "
-                            "(pip install ml_dtypes)")
-        return np.dtype(getattr(ml, name))
-    return np.dtype(name)
+    if name not in DTYPES:
+        raise TypeError(f"tile: unknown dtype {name!r}")
+    try:
+        return np.dtype(name)
+    except TypeError:
+        pass
+    ml = _ml_dtypes()
+    if ml is None:
+        raise TypeError(f"tile: {name} numpy arrays need ml_dtypes "
+                        "(pip install ml_dtypes)")
+    return np.dtype(getattr(ml, name))
 
 
 def numpy_dlpack_dtype(descr):
@@ -60,19 +60,12 @@ def numpy_dlpack_dtype(descr):
     dt = np.dtype(descr)
     if dt.byteorder == ">" or (dt.byteorder == "=" and sys.byteorder == "big"):
         return None
-    ml = _ml_dtypes()
-    if ml is not None:
-        for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-            if dt == np.dtype(getattr(ml, name)):
-                code, bits = DLPACK_DTYPES[name]
+    for name, (code, bits, _lanes) in DTYPES.items():
+        try:
+            if dt == numpy_dtype(name):
                 return (code, bits, dt.itemsize)
-    if dt == np.bool_:
-        return (6, 8, 1)
-    if dt.kind in "iuf" and dt.itemsize in (1, 2, 4, 8):
-        code = {"i": 0, "u": 1, "f": 2}[dt.kind]
-        if dt.kind == "f" and dt.itemsize == 1:
-            return None
-        return (code, dt.itemsize * 8, dt.itemsize)
+        except TypeError:  # an ml_dtypes type without ml_dtypes
+            continue
     return None
 
 
@@ -93,19 +86,13 @@ def numpy_alloc(shape, dtype, device_type, device_id):
 
 
 def torch_dtype(name):
+    """torch dtype for a tile dtype name (torch uses the same names; older
+    versions lack the unsigned and float8 ones)."""
     import torch
-    table = {
-        "bool": torch.bool, "int8": torch.int8, "int16": torch.int16,
-        "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8,
-        "float16": torch.float16, "float32": torch.float32,
-        "float64": torch.float64, "bfloat16": torch.bfloat16,
-    }
-    for n in ("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"):
-        if hasattr(torch, n):
-            table[n] = getattr(torch, n)
-    if name not in table:
+    dt = getattr(torch, name, None) if name in DTYPES else None
+    if not isinstance(dt, torch.dtype):
         raise TypeError(f"tile: torch has no dtype {name}")
-    return table[name]
+    return dt
 
 
 def torch_alloc(shape, dtype, device_type, device_id):

@@ -15,24 +15,17 @@ import threading
 import time
 
 from . import _frameworks
+from ._runtime import BACKENDS, TARGETS
 from .cache import BUNDLE, DiskCache, cache_disabled, memory_cache
 
-TARGETS = ("cpu", "cuda", "hip", "metal")
-
+# Target kinds and execution backends come from the runtime's tables
+# (tile_targets.h): TARGETS ("cpu", "cuda", ...) and BACKENDS {name:
+# {"targets", "compiled", "implemented"}}.
+ALL_BACKENDS = tuple(BACKENDS)
 # execution_backend values each target accepts.
-ALLOWED_BACKENDS = {
-    "cpu": ("auto", "ffi", "native"),
-    "cuda": ("auto", "ffi", "native", "nvrtc"),
-    "hip": ("auto", "ffi", "native"),
-    "metal": ("auto", "metal-torch"),
-}
-ALL_BACKENDS = ("auto", "ffi", "native", "nvrtc", "metal-torch")
-NOT_IMPLEMENTED = {
-    "nvrtc": "the nvrtc execution backend (CUDA source compiled at load time) "
-             "is not implemented yet; use 'auto', 'ffi' or 'native' for cuda",
-    "metal-torch": "the metal-torch execution backend is not implemented in "
-                   "this package yet",
-}
+ALLOWED_BACKENDS = {kind: tuple(b for b, info in BACKENDS.items()
+                                if kind in info["targets"])
+                    for kind in TARGETS}
 
 
 class CompileError(RuntimeError):
@@ -46,6 +39,18 @@ class CompileError(RuntimeError):
 
 class BackendNotImplementedError(NotImplementedError, ValueError):
     """A known execution backend that this package does not implement."""
+
+
+def _not_implemented(backend, kind=None):
+    usable = [b for b in ALLOWED_BACKENDS.get(kind, ())
+              if BACKENDS[b]["implemented"]]
+    hint = ""
+    if len(usable) > 1:  # more than "auto"
+        hint = (f"; use {', '.join(repr(b) for b in usable[:-1])} or "
+                f"{usable[-1]!r} for {kind}")
+    return BackendNotImplementedError(
+        f"tile: the {backend} execution backend is not implemented in this "
+        f"package yet{hint}")
 
 
 # ---- tilec ---------------------------------------------------------------------
@@ -137,18 +142,21 @@ def resolve_target(target):
 
 def check_backend(kind, backend):
     backend = (backend or "auto").strip().lower()
-    if backend not in ALL_BACKENDS:
+    allowed = ALLOWED_BACKENDS[kind]
+    if backend not in BACKENDS:
         raise ValueError(
             f"tile: unknown execution_backend {backend!r}; allowed for target "
-            f"{kind!r}: {', '.join(ALLOWED_BACKENDS[kind])}")
-    if backend not in ALLOWED_BACKENDS[kind]:
+            f"{kind!r}: {', '.join(allowed)}")
+    if backend not in allowed:
         raise ValueError(
             f"tile: execution_backend {backend!r} cannot run {kind!r} kernels; "
-            f"allowed for target {kind!r}: {', '.join(ALLOWED_BACKENDS[kind])}")
-    if backend in NOT_IMPLEMENTED:
-        raise BackendNotImplementedError(f"tile: {NOT_IMPLEMENTED[backend]}")
-    if kind == "metal":
-        raise BackendNotImplementedError(f"tile: {NOT_IMPLEMENTED['metal-torch']}")
+            f"allowed for target {kind!r}: {', '.join(allowed)}")
+    if not BACKENDS[backend]["implemented"]:
+        raise _not_implemented(backend, kind)
+    # "auto" needs some implemented backend of the target (metal has none).
+    explicit = [b for b in allowed if b != "auto"]
+    if not any(BACKENDS[b]["implemented"] for b in explicit):
+        raise _not_implemented(explicit[0], kind)
     return backend
 
 
@@ -297,7 +305,7 @@ def compile(source_or_path, out_idx=None, target="auto",
     args = list(target_args)
     if idx:
         args.append(f"--out-idx={','.join(str(i) for i in sorted(set(idx)))}")
-    if backend in ("ffi", "native"):
+    if BACKENDS[backend]["compiled"]:
         args.append(f"--backend={backend}")
     args += _flag_list(pass_options, compile_flags)
 
@@ -357,10 +365,10 @@ def load(path, execution_backend="auto"):
     """Loads a bundle written by Kernel.export / tilec."""
     from .kernel import Kernel
     data = pathlib.Path(path).read_bytes()
-    if execution_backend not in ALL_BACKENDS:
+    if execution_backend not in BACKENDS:
         raise ValueError(f"tile.load: unknown execution_backend "
                          f"{execution_backend!r} (expected one of: "
                          f"{', '.join(ALL_BACKENDS)})")
-    if execution_backend in NOT_IMPLEMENTED:
-        raise BackendNotImplementedError(f"tile: {NOT_IMPLEMENTED[execution_backend]}")
+    if not BACKENDS[execution_backend]["implemented"]:
+        raise _not_implemented(execution_backend)
     return Kernel(data, execution_backend, source_path=None)
