@@ -92,33 +92,34 @@ static inline int tile_target_parse(const char *name, tile_target_kind *out) {
   return 0;
 }
 
+/* One row of TILE_BACKENDS; name NULL for a value outside the table. */
+typedef struct tile_backend_info {
+  const char *name;
+  uint32_t targets; /* mask of TILE_TARGET_BIT: the targets it can run */
+  uint32_t flags;   /* TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED */
+} tile_backend_info;
+
+static inline tile_backend_info tile_backend_get(tile_backend backend) {
+  tile_backend_info info = {NULL, 0, 0};
+#define TILE_X(id, name_, targets_, flags_)                                    \
+  if (backend == TILE_BACKEND_##id) {                                          \
+    info.name = name_;                                                         \
+    info.targets = (targets_);                                                 \
+    info.flags = (flags_);                                                     \
+  }
+  TILE_BACKENDS(TILE_X)
+#undef TILE_X
+  return info;
+}
+
 static inline const char *tile_backend_name(tile_backend backend) {
-#define TILE_X(id, name, targets, flags)                                       \
-  if (backend == TILE_BACKEND_##id)                                            \
-    return name;
-  TILE_BACKENDS(TILE_X)
-#undef TILE_X
-  return NULL;
+  return tile_backend_get(backend).name;
 }
-
-/* Mask of TILE_TARGET_BIT of the targets `backend` can run. */
 static inline uint32_t tile_backend_targets(tile_backend backend) {
-#define TILE_X(id, name, targets, flags)                                       \
-  if (backend == TILE_BACKEND_##id)                                            \
-    return (targets);
-  TILE_BACKENDS(TILE_X)
-#undef TILE_X
-  return 0;
+  return tile_backend_get(backend).targets;
 }
-
-/* TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED bits of `backend`. */
 static inline uint32_t tile_backend_flags(tile_backend backend) {
-#define TILE_X(id, name, targets, flags)                                       \
-  if (backend == TILE_BACKEND_##id)                                            \
-    return (flags);
-  TILE_BACKENDS(TILE_X)
-#undef TILE_X
-  return 0;
+  return tile_backend_get(backend).flags;
 }
 
 /* 1 and *out = the backend named `name`, or 0 when there is none. */
