@@ -259,3 +259,49 @@ def test_atomics(compile_kernel, tmp_path, backend, n):
     assert outs["Mx"][0] == max(mx[0], x[:, 0].max())
     assert outs["Mn"][0] == min(mn[0], x[:, 0].min())
     assert outs["Count"][0] == count[0] + blocks
+
+
+# --------------------------------------------------------------------------
+# shared-memory atomics, then atomic_tile (issue 10: a histogram lost counts
+# on the GPU without a barrier between the two).
+# --------------------------------------------------------------------------
+
+# (dtype, bins, chunk, threads, n): the issue's 256-bin histogram over 4096-
+# element blocks (one block and many); a thread count that is not a power of
+# two with fewer bins than threads (register-local parallel); a chunk that is
+# not a multiple of the threads (replicated layout: the iterations are
+# distributed) with more bins than threads.
+SHARED_ATOMICS = [
+    ("i32", 256, 4096, 128, 4096),
+    ("i32", 256, 4096, 128, 50001),
+    ("f32", 256, 4096, 128, 50001),
+    ("i32", 37, 1056, 96, 10001),
+    ("f32", 300, 250, 64, 3001),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype,bins,chunk,threads,n", SHARED_ATOMICS)
+def test_shared_atomics_histogram(compile_kernel, tmp_path, backend, dtype,
+                                  bins, chunk, threads, n):
+    src = (KERNELS / "shared_atomics.mlir.in").read_text().format(
+        T=dtype, BINS=bins, CHUNK=chunk, THREADS=threads)
+    bundle = compile_kernel(src)
+    r = rng(12)
+    # A third of the elements in bin 0: heavy contention on one address.
+    x = np.where(r.random(n) < 1 / 3, 0, r.integers(0, bins, n)).astype(np.int32)
+    if dtype == "f32":
+        # Multiples of 1/4 of small magnitude: every partial sum is exact in
+        # f32, so the result does not depend on the order of the atomics.
+        w = (r.integers(-8, 9, n) / 4).astype(np.float32)
+        h = (r.integers(-8, 9, bins) / 4).astype(np.float32)
+    else:
+        w = r.integers(-3, 4, n).astype(np.int32)
+        h = r.integers(-1000, 1000, bins).astype(np.int32)
+    blocks = np.array([7], np.int32)
+    outs = bundle.run(tmp_path, {"X": x, "W": w, "H": h, "Blocks": blocks},
+                      backend)
+    ref = h.astype(np.float64) + np.bincount(x, weights=w.astype(np.float64),
+                                             minlength=bins)
+    np.testing.assert_array_equal(outs["H"], ref.astype(h.dtype))
+    assert outs["Blocks"][0] == 7 + -(-n // chunk)

@@ -417,12 +417,10 @@ LogicalResult KernelLowering::lowerFill(Operation *op, Value buffer,
     forEachRegister(buf->registers,
                     [&](Value r, int64_t) { storeRegister(*buf, r, value); });
     return success();
-  case MemoryScope::shared:
-    barrier();
+  case MemoryScope::shared: // barriers: the synchronization rule (run)
     forEachLinear(numElements(buf->type.getShape()), [&](Value l) {
       memref::StoreOp::create(b, loc, value, buf->storage, ValueRange{l});
     });
-    barrier();
     return success();
   case MemoryScope::local:
     forEachSerial(buf->type.getShape(), [&](ValueRange idx) {
@@ -573,6 +571,70 @@ LogicalResult KernelLowering::lowerAtomicTile(AtomicTileOp op) {
 }
 
 //===----------------------------------------------------------------------===//
+// Block synchronization
+//===----------------------------------------------------------------------===//
+
+bool KernelLowering::writesSharedMemory(Operation *op) {
+  auto isShared = [&](Value v) {
+    Buffer *buf = lookup(v);
+    return buf && buf->scope == MemoryScope::shared;
+  };
+  if (auto copy = dyn_cast<CopyOp>(op))
+    return isShared(copy.getTarget());
+  if (auto fill = dyn_cast<FillOp>(op))
+    return isShared(fill.getBuffer());
+  if (auto clear = dyn_cast<ClearOp>(op))
+    return isShared(clear.getBuffer());
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return isShared(reduce.getTarget());
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return isShared(gemm.getC());
+  if (auto atomic = dyn_cast<AtomicOp>(op))
+    return isShared(atomic.getBuffer());
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return isShared(store.getMemRef());
+  if (isa<AtomicTileOp>(op))
+    return false; // the target is global (verifier)
+  if (auto par = dyn_cast<ParallelOp>(op)) {
+    // Any store or atomic of any iteration into a shared buffer.
+    WalkResult r = par.getBody().walk([&](Operation *inner) {
+      Value m;
+      if (auto s = dyn_cast<memref::StoreOp>(inner))
+        m = s.getMemRef();
+      else if (auto a = dyn_cast<AtomicOp>(inner))
+        m = a.getBuffer();
+      else if (auto a = dyn_cast<memref::AtomicRMWOp>(inner))
+        m = a.getMemref();
+      return m && isShared(m) ? WalkResult::interrupt()
+                              : WalkResult::advance();
+    });
+    return r.wasInterrupted();
+  }
+  return false;
+}
+
+/// Two barriers with nothing that touches memory between them are one:
+/// drops the second. Keeps the rule above simple (each op brackets itself)
+/// without doubling barriers between consecutive shared writers.
+void KernelLowering::removeRedundantBarriers(gpu::GPUFuncOp func) {
+  SmallVector<Operation *> redundant;
+  func.walk([&](Block *block) {
+    bool afterBarrier = false;
+    for (Operation &op : *block) {
+      if (isa<gpu::BarrierOp>(op)) {
+        if (afterBarrier)
+          redundant.push_back(&op);
+        afterBarrier = true;
+      } else if (!isMemoryEffectFree(&op)) {
+        afterBarrier = false;
+      }
+    }
+  });
+  for (Operation *op : redundant)
+    op->erase();
+}
+
+//===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
 
@@ -587,10 +649,12 @@ FailureOr<int64_t> KernelLowering::run() {
     if (failed(lowerPipelined(p)))
       return failure();
 
+  // Block-level ops: the collective tile ops and the scalar stores into
+  // shared buffers (the synchronization rule below applies to both).
   SmallVector<Operation *> ops;
   func.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (isa<CopyOp, GemmOp, FillOp, ClearOp, ReduceOp, ParallelOp, AtomicOp,
-            AtomicTileOp>(op)) {
+            AtomicTileOp, memref::StoreOp>(op)) {
       ops.push_back(op);
       if (isa<ParallelOp>(op))
         return WalkResult::skip();
@@ -598,8 +662,25 @@ FailureOr<int64_t> KernelLowering::run() {
     return WalkResult::advance();
   });
   for (Operation *op : ops) {
-    b.setInsertionPoint(op);
     loc = op->getLoc();
+    // The block-synchronization rule (docs/dialect.md, "Synchronization"):
+    // an op that writes shared memory is preceded by a barrier (every thread
+    // is done with what earlier ops read or wrote there) and followed by one
+    // (its writes, plain or atomic, are visible to every thread before the
+    // next op starts). Ops that only read shared memory need no barrier of
+    // their own. cp.async producers of a software pipeline are synchronized
+    // by the pipeline. The barrier after `op` is placed first: the lowering
+    // emits its code before `op` and erases it.
+    bool sync = writesSharedMemory(op) && !asyncCopies.contains(op);
+    if (sync) {
+      b.setInsertionPointAfter(op);
+      barrier();
+    }
+    b.setInsertionPoint(op);
+    if (sync)
+      barrier();
+    if (isa<memref::StoreOp>(op))
+      continue; // rewritten with the other scalar accesses below
     // Multi-buffered buffers: this op uses the view of one stage.
     SmallVector<std::pair<Value, Value>> saved;
     if (auto it = storageOverrides.find(op); it != storageOverrides.end())
@@ -670,6 +751,7 @@ FailureOr<int64_t> KernelLowering::run() {
     v->removeAttr("tile.scratch");
   }
   int64_t total = scratchBytes ? scratchBase + scratchBytes : sharedBytes;
+  removeRedundantBarriers(func);
 
   SmallVector<AllocOp> allocs;
   func.walk([&](AllocOp a) { allocs.push_back(a); });

@@ -148,7 +148,14 @@ public:
   /// The view of copy `slot` (index value) of a multi-buffered buffer.
   Value stageView(const Buffer &buf, Value slot);
 
+  /// Whether `op` (a block-level op) writes a shared buffer: a tile op with
+  /// a shared target, a block-level tile.atomic / memref.store into one, or
+  /// a tile.parallel whose body stores or atomically updates one. Such ops
+  /// are bracketed by barriers (run()).
+  bool writesSharedMemory(Operation *op);
+
 private:
+  static void removeRedundantBarriers(gpu::GPUFuncOp func);
   LogicalResult createBuffers();
   void planPipelines();
   LogicalResult lowerPipelined(PipelinedOp op);

@@ -46,7 +46,10 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
   // copy of the tile that every thread copies back afterwards (the
   // block-wide value of docs/dialect.md, as on the CPU).
   llvm::SetVector<Value> localsWritten;
-  bool sideEffects = false, writesShared = false;
+  // Stores to global memory and atomics: not idempotent across the replicas
+  // of a replicated driver. (Shared writes are synchronized by the caller:
+  // KernelLowering::writesSharedMemory.)
+  bool sideEffects = false;
   body.walk([&](Operation *inner) {
     Value m;
     if (auto l = dyn_cast<memref::LoadOp>(inner))
@@ -60,8 +63,9 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
       else if (buf && buf->scope == MemoryScope::local) {
         if (isa<memref::StoreOp>(inner))
           localsWritten.insert(m);
-      } else if (isa<memref::StoreOp>(inner))
-        (buf ? writesShared : sideEffects) = true;
+      } else if (isa<memref::StoreOp>(inner) && !buf) {
+        sideEffects = true;
+      }
       return;
     }
     if (isa<memref::AtomicRMWOp, AtomicOp>(inner))
@@ -144,8 +148,6 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
     }
   }
 
-  if (writesShared)
-    barrier();
   if (fast) {
     forEachRegister(driver->registers, [&](Value r, int64_t rc) {
       SmallVector<Value> ivs = fragmentIndex(*driver, r, rc);
@@ -154,8 +156,6 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
       for (Operation &inner : body.without_terminator())
         b.clone(inner, mapping);
     });
-    if (writesShared)
-      barrier();
     return success();
   }
 
@@ -228,8 +228,6 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
                                            ValueRange{linearize(shape, idx)}));
       });
     }
-    barrier();
-  } else if (writesShared) {
     barrier();
   }
   return success();
