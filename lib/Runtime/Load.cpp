@@ -1,4 +1,5 @@
 //===- Load.cpp - Bundle loading and backend selection --------------------===//
+#include "CodeCheck.h"
 #include "Kernel.h"
 
 #include <cstring>
@@ -129,6 +130,9 @@ tile_status loadKernel(std::string bytes, const char *backend,
     return fail(TILE_STATUS_BUNDLE_ERROR, "bundle has no 'metadata' section");
   if (!parseMetadata(meta->bytes(), k->plan, error))
     return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  // Before any code is mapped: the code must match the metadata.
+  if (tile_status st = checkBundleCode(k->plan, k->bundle))
+    return st;
   if (tile_status st =
           selectBackend(*k, requested, backend && *backend ? backend : "auto"))
     return st;
