@@ -94,8 +94,9 @@ tile_status checkHash(const KernelPlan &plan, const elf::Image &image,
                          "' is not an 8-byte constant");
     uint64_t h;
     std::memcpy(&h, value.data(), 8);
-    if (h != bundle::metadataHash(plan.metadataText))
-      return bundleError(hashMismatch(plan, section, h));
+    uint64_t expectedHash = bundle::metadataHash(plan.metadataText);
+    if (h != expectedHash)
+      return bundleError(hashMismatch(plan.name, expectedHash, section, h));
   }
   return TILE_STATUS_OK;
 }
@@ -153,12 +154,12 @@ tile_status checkCuda(const KernelPlan &plan, const bundle::Reader &bundle) {
 
 } // namespace
 
-std::string hashMismatch(const KernelPlan &plan, const std::string &where,
-                         uint64_t codeHash) {
+std::string hashMismatch(const std::string &kernel, uint64_t metadataHash,
+                         const std::string &where, uint64_t codeHash) {
   return "bundle metadata does not match its code: " + where +
-         " of kernel '" + plan.name + "' was compiled from metadata with hash " +
+         " of kernel '" + kernel + "' was compiled from metadata with hash " +
          hex(codeHash) + ", but the bundle's metadata hashes to " +
-         hex(bundle::metadataHash(plan.metadataText)) +
+         hex(metadataHash) +
          " (edited metadata, or metadata and code from different compiles)";
 }
 

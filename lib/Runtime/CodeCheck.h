@@ -36,10 +36,10 @@ namespace tile::rt {
 tile_status checkBundleCode(const KernelPlan &plan,
                             const bundle::Reader &bundle);
 
-/// The message for a code hash that differs from the metadata's; `where`
-/// names the code ("host.so", "the cubin").
-std::string hashMismatch(const KernelPlan &plan, const std::string &where,
-                         uint64_t codeHash);
+/// The message for a code hash that differs from the metadata's
+/// (`metadataHash`); `where` names the code ("host.so", "the cubin").
+std::string hashMismatch(const std::string &kernel, uint64_t metadataHash,
+                         const std::string &where, uint64_t codeHash);
 
 } // namespace tile::rt
 
