@@ -2,6 +2,7 @@
 
 #include "tile/Compiler/Compile.h"
 #include "tile/Compiler/CompileCUDA.h"
+#include "tile/Compiler/MetadataHash.h"
 
 #include "tile/Conversion/Passes.h"
 #include "tile/Dialect/Tile/IR/TileDialect.h"
@@ -231,6 +232,9 @@ LogicalResult compileCPU(ModuleOp module, const CompileOptions &options,
   auto md = getAttachedMetadata(module);
   if (failed(md))
     return failure();
+  std::string metadataJSON = md->toJSONString(/*pretty=*/true);
+  if (failed(addMetadataHashGlobal(module, md->name, metadataJSON)))
+    return failure();
 
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateModuleToLLVMIR(module, llvmContext, md->name);
@@ -268,7 +272,7 @@ LogicalResult compileCPU(ModuleOp module, const CompileOptions &options,
   if (failed(linkSharedObject(loc, object.str(), sharedObject)))
     return failure();
   std::vector<::tile::bundle::Section> sections = {
-      {"metadata", md->toJSONString(/*pretty=*/true)},
+      {"metadata", std::move(metadataJSON)},
       {"host.so", std::move(sharedObject)},
       {"mlir", source},
       {"llvm", std::move(llvmText)}};

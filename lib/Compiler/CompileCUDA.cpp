@@ -9,6 +9,7 @@
 
 #include "tile/Compiler/CompileCUDA.h"
 
+#include "tile/Compiler/MetadataHash.h"
 #include "tile/Conversion/HostWrapperBuilder.h"
 #include "tile/Conversion/TileToNVVM.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
@@ -59,9 +60,11 @@ FailureOr<std::string> serialize(ModuleOp module, StringRef format) {
 /// native.so: the native wrapper for CUDA tensors, compiled for the host.
 LogicalResult buildNativeSharedObject(MLIRContext *ctx, Location loc,
                                       const KernelMetadata &md,
+                                      StringRef metadataJSON,
                                       unsigned optLevel, std::string &so) {
   OwningOpRef<ModuleOp> host = ModuleOp::create(loc);
-  if (failed(buildNativeWrapper(*host, md, kDLCUDA)))
+  if (failed(buildNativeWrapper(*host, md, kDLCUDA)) ||
+      failed(addMetadataHashGlobal(*host, md.name, metadataJSON)))
     return failure();
   std::string cpuName;
   auto tm = createHostTargetMachine(loc, "host", "", optLevel, cpuName);
@@ -119,6 +122,20 @@ LogicalResult mlir::tile::compileCUDA(ModuleOp module,
   if (printed)
     return success();
 
+  // The device code carries the metadata hash (cuModuleGetGlobal).
+  auto md = getAttachedMetadata(module);
+  if (failed(md))
+    return failure();
+  std::string metadataJSON = md->toJSONString(/*pretty=*/true);
+  WalkResult hashed = module.walk([&](gpu::GPUModuleOp gpuModule) {
+    return failed(addMetadataHashGlobal(gpuModule, md->name, metadataJSON,
+                                        /*addressSpace=*/1))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (hashed.wasInterrupted())
+    return failure();
+
   OwningOpRef<ModuleOp> isaModule = cast<ModuleOp>(module->clone());
   auto ptx = serialize(*isaModule, "isa");
   if (failed(ptx))
@@ -135,18 +152,16 @@ LogicalResult mlir::tile::compileCUDA(ModuleOp module,
     return success();
   }
 
-  auto md = getAttachedMetadata(module);
-  if (failed(md))
-    return failure();
   bool wantNative = options.backends.empty() ||
                     llvm::is_contained(options.backends, "native");
   std::vector<::tile::bundle::Section> sections = {
-      {"metadata", md->toJSONString(/*pretty=*/true)},
+      {"metadata", metadataJSON},
       {"cubin", std::move(*cubin)},
       {"ptx", std::move(*ptx)}};
   if (wantNative) {
     std::string so;
-    if (failed(buildNativeSharedObject(ctx, loc, *md, options.optLevel, so)))
+    if (failed(buildNativeSharedObject(ctx, loc, *md, metadataJSON,
+                                       options.optLevel, so)))
       return failure();
     sections.push_back({"native.so", std::move(so)});
   }

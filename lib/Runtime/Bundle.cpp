@@ -66,6 +66,15 @@ uint32_t crc32(const void *data, size_t size, uint32_t crc) {
   return ~crc;
 }
 
+uint64_t metadataHash(std::string_view metadata) {
+  uint64_t h = 0xcbf29ce484222325ull; // FNV-1a 64 offset basis
+  for (unsigned char c : metadata) {
+    h ^= c;
+    h *= 0x100000001b3ull; // FNV prime
+  }
+  return h;
+}
+
 bool write(const std::vector<Section> &sections, std::string &out,
            std::string &error) {
   if (sections.size() > kMaxSections) {

@@ -10,6 +10,7 @@
 // primary context on the caller's stream and never allocate.
 //
 //===----------------------------------------------------------------------===//
+#include "CodeCheck.h"
 #include "CudaDriver.h"
 #include "CudaVariants.h"
 #include "Device.h"
@@ -78,7 +79,8 @@ public:
   CudaModule(const KernelPlan &plan, Driver *drv, std::string_view cubin,
              std::string_view ptx, std::string_view nativeSo,
              std::vector<ParamRef> params, std::vector<VariantSpec> variants)
-      : drv_(drv), name_(plan.name), chip_(plan.targetChip),
+      : drv_(drv), metadataHash_(bundle::metadataHash(plan.metadataText)),
+        name_(plan.name), chip_(plan.targetChip),
         entry_(plan.entryKernel), cubin_(cubin), nativeSo_(nativeSo),
         params_(std::move(params)), variants_(std::move(variants)),
         slots_(new std::atomic<Loaded *>[size_t(drv->deviceCount)]) {
@@ -271,6 +273,10 @@ private:
         return false;
       }
     }
+    if (!checkHash(l.module, how)) {
+      a.cuModuleUnload(l.module);
+      return false;
+    }
     r = a.cuModuleGetFunction(&l.fn, l.module, entry_.c_str());
     if (r != kSuccess) {
       a.cuModuleUnload(l.module);
@@ -372,7 +378,28 @@ private:
     return true;
   }
 
+  /// The device code's metadata hash, when it has one, must be this
+  /// (docs/bundle.md, "Trust model"); false after fail().
+  bool checkHash(CUmodule module, const char *how) const {
+    std::string symbol = name_ + bundle::kMetadataHashSuffix;
+    CUdeviceptr p = 0;
+    size_t bytes = 0;
+    if (drv_->api.cuModuleGetGlobal(&p, &bytes, module, symbol.c_str()) !=
+        kSuccess)
+      return true; // code without a hash: nothing to compare
+    uint64_t h = 0;
+    if (bytes != sizeof h ||
+        drv_->api.cuMemcpyDtoH(&h, p, sizeof h) != kSuccess ||
+        h != metadataHash_) {
+      fail(TILE_STATUS_BUNDLE_ERROR,
+           hashMismatch(name_, metadataHash_, std::string("the ") + how, h));
+      return false;
+    }
+    return true;
+  }
+
   Driver *drv_;
+  uint64_t metadataHash_;
   std::string name_, chip_, entry_;
   std::string_view cubin_, nativeSo_;
   std::string ptx_;
@@ -425,6 +452,16 @@ tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
   std::vector<VariantSpec> variants;
   if (!parseVariants(plan, variants, error))
     return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  // A variant's kernel takes extra parameters (its tensor maps): launching
+  // it as entry.kernel or as another variant would read past kernelParams.
+  for (size_t i = 0; i < variants.size(); ++i)
+    for (size_t j = 0; j <= i; ++j)
+      if (variants[i].kernel == (j == i ? plan.entryKernel : variants[j].kernel))
+        return fail(TILE_STATUS_BUNDLE_ERROR,
+                    "bundle metadata: variants[" + str(int64_t(i)) +
+                        "].kernel '" + variants[i].kernel + "' is also " +
+                        (j == i ? std::string("entry.kernel")
+                                : "variants[" + str(int64_t(j)) + "].kernel"));
 
   Driver *drv = nullptr;
   if (tile_status st = load(drv))

@@ -81,6 +81,7 @@ tile_status load(Driver *&out) {
   sym(a.cuModuleLoadDataEx, "cuModuleLoadDataEx");
   sym(a.cuModuleUnload, "cuModuleUnload");
   sym(a.cuModuleGetFunction, "cuModuleGetFunction");
+  sym(a.cuModuleGetGlobal, "cuModuleGetGlobal_v2");
   sym(a.cuFuncSetAttribute, "cuFuncSetAttribute");
   sym(a.cuLaunchKernel, "cuLaunchKernel");
   sym(a.cuMemAlloc, "cuMemAlloc_v2");

@@ -1,7 +1,10 @@
 //===- Load.cpp - Bundle loading and backend selection --------------------===//
+#include "CodeCheck.h"
 #include "Kernel.h"
 
 #include "tile/Runtime/tile_targets.h"
+
+#include <cstring>
 
 namespace tile::rt {
 namespace {
@@ -98,6 +101,9 @@ tile_status loadKernel(std::string bytes, const char *backend,
     return fail(TILE_STATUS_BUNDLE_ERROR, "bundle has no 'metadata' section");
   if (!parseMetadata(meta->bytes(), k->plan, error))
     return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  // Before any code is mapped: the code must match the metadata.
+  if (tile_status st = checkBundleCode(k->plan, k->bundle))
+    return st;
   if (tile_status st = selectBackend(*k, requested))
     return st;
   *out = k.release();

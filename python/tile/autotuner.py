@@ -77,6 +77,37 @@ def _builder_fingerprint(builder):
         return getattr(builder, "__qualname__", repr(builder))
 
 
+def _input_signature(x):
+    """What of an input the winner depends on: shape and dtype of a tensor
+    (numpy, torch, cupy, jax, ... anything with .shape and .dtype), type and
+    value of a scalar. Never the data."""
+    shape = getattr(x, "shape", None)
+    dtype = getattr(x, "dtype", None)
+    if shape is not None and dtype is not None and not isinstance(x, np.generic):
+        try:
+            return ["tensor", type(x).__module__.split(".")[0],
+                    [int(d) for d in shape], str(dtype)]
+        except (TypeError, ValueError):
+            pass
+    if isinstance(x, (bool, int, float, np.generic)):
+        return ["scalar", type(x).__name__, repr(x)]
+    return ["object", type(x).__qualname__]
+
+
+def _valid_cached(doc, nconfigs):
+    """The cached document's best index, or None when the document does not
+    have the shape autotune writes (hand-edited, truncated, foreign)."""
+    if not isinstance(doc, dict):
+        return None
+    best, results = doc.get("best"), doc.get("results")
+    if (type(best) is not int or not 0 <= best < nconfigs
+            or not isinstance(results, list) or len(results) != nconfigs
+            or not all(isinstance(r, dict) for r in results)
+            or not isinstance(results[best].get("latency_ms"), (int, float))):
+        return None
+    return best
+
+
 def autotune(builder, configs, reference=None, inputs=None, shapes=None,
              out_idx=None, target="auto", execution_backend="auto",
              pass_options=None, compile_flags=None, warmup=5, rep=20,
@@ -93,8 +124,10 @@ def autotune(builder, configs, reference=None, inputs=None, shapes=None,
     benchmarks a share of the configs (one worker per device).
 
     The result (best config index) is cached on disk, keyed by the builder's
-    source, the configs, the generated kernels and the settings; a cache hit
-    compiles only the best config (a compile-cache hit too). Returns an
+    source, the config space, the generated kernels, the problem (the shape
+    and dtype of every tensor in `inputs`, the value of every scalar, or
+    `shapes`), the reference's source and the settings; a cache hit compiles
+    only the best config (a compile-cache hit too). Returns an
     AutotuneResult (unpacks as kernel, config).
     """
     from .compiler import resolve_target
@@ -114,15 +147,20 @@ def autotune(builder, configs, reference=None, inputs=None, shapes=None,
                "out_idx": repr(out_idx), "shapes": shapes,
                "pass_options": repr(pass_options),
                "compile_flags": repr(compile_flags),
-               "inputs": inputs is not None, "rtol": rtol, "atol": atol}
-    key = hashlib.sha256(json.dumps(key_doc, sort_keys=True).encode()).hexdigest()
+               "inputs": (None if inputs is None
+                          else [_input_signature(x) for x in inputs]),
+               "reference": (None if reference is None
+                             else _builder_fingerprint(reference)),
+               "rtol": rtol, "atol": atol}
+    key = hashlib.sha256(json.dumps(key_doc, sort_keys=True,
+                                    default=repr).encode()).hexdigest()
     disk = DiskCache()
     caching = use_cache and not cache_disabled()
     if caching:
         doc = disk.load_json("autotune", key)
-        if doc is not None and 0 <= doc.get("best", -1) < len(configs):
+        best = _valid_cached(doc, len(configs))
+        if best is not None:
             from .compiler import compile as compile_one
-            best = doc["best"]
             kernel = compile_one(sources[best], out_idx=out_idx, target=target_str,
                                  execution_backend=execution_backend,
                                  pass_options=pass_options,

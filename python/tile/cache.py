@@ -14,6 +14,15 @@ fsync'ed, the manifest written last, then the directory is renamed to its key
 lookup every file listed in the manifest is checked (size, sha256); an entry
 that fails is moved aside and deleted, never loaded, and the caller compiles
 again. TILE_DISABLE_CACHE=1 turns the disk and memory caches off.
+
+Whatever is on disk is untrusted input: a manifest of the wrong shape (e.g.
+{"files": null}), JSON nested deeply enough to exhaust the parser, a
+truncated file: each makes the entry a miss (discarded when the directory is
+writable), never an exception. A cache directory that cannot be used
+(read-only, not a directory, no space) makes the cache step aside with one
+RuntimeWarning per directory: entries are still read when they can be (they
+are verified and immutable, so no lock is needed for that), and kernels are
+compiled without being stored.
 """
 
 import contextlib
@@ -25,6 +34,7 @@ import shutil
 import tempfile
 import threading
 import time
+import warnings
 
 MANIFEST = "manifest.json"
 BUNDLE = "kernel.tileb"
@@ -43,6 +53,46 @@ def cache_disabled():
 
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
+
+
+_warned_roots = set()
+_warned_lock = threading.Lock()
+
+
+def warn_unusable(root, error):
+    """One RuntimeWarning per cache directory and process."""
+    with _warned_lock:
+        if str(root) in _warned_roots:
+            return
+        _warned_roots.add(str(root))
+    warnings.warn(f"tile: the kernel cache at {root} is not usable ({error}); "
+                  "kernels are compiled without storing them there",
+                  RuntimeWarning, stacklevel=3)
+
+
+def _parse_json(data):
+    """json.loads that turns every way of failing (including RecursionError
+    on deeply nested input) into ValueError."""
+    try:
+        return json.loads(data)
+    except RecursionError as e:
+        raise ValueError("JSON nested too deeply") from e
+
+
+def _check_manifest(manifest):
+    """{name: (size, sha256)} of a well-formed manifest, else ValueError."""
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise ValueError("manifest has no 'files' object")
+    files = {}
+    for name, meta in manifest["files"].items():
+        if (not isinstance(name, str) or not name or "/" in name or "\\" in name
+                or name.startswith(".")):
+            raise ValueError(f"bad file name {name!r}")
+        if (not isinstance(meta, dict) or type(meta.get("size")) is not int
+                or not isinstance(meta.get("sha256"), str)):
+            raise ValueError(f"{name}: bad size/sha256 record")
+        files[name] = (meta["size"], meta["sha256"])
+    return files
 
 
 def _fsync_dir(path):
@@ -80,17 +130,29 @@ class DiskCache:
 
     @contextlib.contextmanager
     def lock(self, key):
-        """Exclusive per-key lock across processes and threads (flock)."""
-        locks = self.root / "locks"
-        locks.mkdir(parents=True, exist_ok=True)
+        """Exclusive per-key lock across processes and threads (flock). When
+        the lock cannot be taken (read-only or broken cache directory) it
+        warns once and yields unlocked: a lookup stays safe (entries are
+        published atomically and verified), at worst two processes compile
+        the same key."""
         try:
             import fcntl
         except ImportError:  # pragma: no cover - non-POSIX
             yield
             return
-        fd = os.open(locks / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            locks = self.root / "locks"
+            locks.mkdir(parents=True, exist_ok=True)
+            fd = os.open(locks / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            warn_unusable(self.root, e)
+            yield
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as e:  # e.g. a file system without locks
+                warn_unusable(self.root, e)
             yield
         finally:
             try:
@@ -103,14 +165,11 @@ class DiskCache:
         a corrupt entry is removed)."""
         entry = self.entry(key)
         try:
-            manifest = json.loads((entry / MANIFEST).read_bytes())
-            files = manifest["files"]
+            files = _check_manifest(_parse_json((entry / MANIFEST).read_bytes()))
             out = {}
-            for name, meta in files.items():
-                if "/" in name or name.startswith("."):
-                    raise ValueError(f"bad file name {name!r}")
+            for name, (size, digest) in files.items():
                 data = (entry / name).read_bytes()
-                if len(data) != meta["size"] or sha256(data) != meta["sha256"]:
+                if len(data) != size or sha256(data) != digest:
                     raise ValueError(f"{name}: size/sha256 mismatch")
                 out[name] = data
             if BUNDLE not in out:
@@ -120,7 +179,7 @@ class DiskCache:
             if entry.exists():
                 self.discard(key, "incomplete entry")
             return None
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except (OSError, ValueError, UnicodeError) as e:
             self.discard(key, str(e))
             return None
 
@@ -135,7 +194,15 @@ class DiskCache:
 
     def store(self, key, files, info=None):
         """Publishes {name: bytes} under key. Returns True if ours was
-        published, False if an entry for key already existed."""
+        published, False if an entry for key already existed or the cache
+        directory cannot be written (then with one warning)."""
+        try:
+            return self._store(key, files, info)
+        except OSError as e:
+            warn_unusable(self.root, e)
+            return False
+
+    def _store(self, key, files, info):
         self.kernels.mkdir(parents=True, exist_ok=True)
         tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-",
                                             dir=self.kernels))
@@ -173,20 +240,33 @@ class DiskCache:
 
     # small JSON documents (autotune results)
     def load_json(self, kind, key):
+        """The document stored under key, or None (missing or unreadable;
+        the caller checks its shape)."""
         try:
-            return json.loads((self.root / kind / f"{key}.json").read_text())
-        except (OSError, ValueError):
+            return _parse_json((self.root / kind / f"{key}.json").read_bytes())
+        except (OSError, ValueError, UnicodeError):
             return None
 
     def store_json(self, kind, key, doc):
+        """Stores doc; False (after one warning) if the directory cannot be
+        written."""
         d = self.root / kind
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, d / f"{key}.json")
+        tmp = None
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
+            with os.fdopen(fd, "w") as f:
+                json.dump(doc, f, indent=1, sort_keys=True)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, d / f"{key}.json")
+            return True
+        except OSError as e:
+            if tmp and os.path.exists(tmp):
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            warn_unusable(self.root, e)
+            return False
 
 
 class MemoryCache:

@@ -347,16 +347,24 @@ def compile(source_or_path, out_idx=None, target="auto",
         with disk.lock(key):
             files = disk.load(key)
             hit = files is not None
+            kernel = None
+            if hit:
+                try:
+                    kernel = Kernel(files[BUNDLE], backend, cache_key=key,
+                                    source_path=path, compile_args=args)
+                except _runtime.TileError as e:
+                    # Verified bytes the runtime still refuses (e.g. from a
+                    # runtime that checked less): a bad entry, recompile.
+                    disk.discard(key, str(e))
+                    hit = False
             if not hit:
                 bundle = build()
                 disk.store(key, {BUNDLE: bundle}, info)
-            else:
-                bundle = files[BUNDLE]
+                kernel = Kernel(bundle, backend, cache_key=key,
+                                source_path=path, compile_args=args)
         if verbose:
             print(f"[tile] {name}: disk cache {'hit' if hit else 'miss'} "
                   f"{key[:16]} ({disk.entry(key)})", file=sys.stderr)
-        kernel = Kernel(bundle, backend, cache_key=key, source_path=path,
-                        compile_args=args)
         memory_cache.put(key, kernel)
         return kernel
 

@@ -101,17 +101,31 @@ class Profiler:
 
     # ---- timing ----------------------------------------------------------
     def do_bench(self, func=None, warmup=25, rep=100, inputs=None,
-                 return_mode="median"):
-        """Median (or 'mean'/'min') milliseconds per launch of the kernel (or
-        of func()) over rep timed runs after warmup runs."""
-        if func is None:
-            args = list(inputs) if inputs is not None else self._get_inputs()
-            kernel = self.kernel
+                 return_mode="median", input_tensors=None):
+        """Median (or 'mean'/'min') milliseconds per call over rep timed
+        calls after warmup calls.
 
-            def func():
-                return kernel(*args)
-        times = (self._bench_gpu(func, warmup, rep) if self.gpu
-                 else self._bench_cpu(func, warmup, rep))
+        As in TileLang, the function timed is `func` (default: the kernel)
+        called with the arguments: `inputs` (TileLang's name
+        `input_tensors` also works), else inputs generated from the kernel's
+        params (make_inputs: the out_idx outputs omitted). So
+        do_bench(kernel), do_bench(func=reference_program) and do_bench()
+        all time a call on the same arguments."""
+        if input_tensors is not None:
+            if inputs is not None:
+                raise ValueError("do_bench: pass inputs or input_tensors, "
+                                 "not both")
+            inputs = input_tensors
+        if func is not None and not callable(func):
+            raise TypeError(f"do_bench: func must be callable, got "
+                            f"{type(func).__name__}")
+        args = list(inputs) if inputs is not None else self._get_inputs()
+        target = self.kernel if func is None else func
+
+        def call():
+            return target(*args)
+        times = (self._bench_gpu(call, warmup, rep) if self.gpu
+                 else self._bench_cpu(call, warmup, rep))
         if return_mode == "mean":
             return statistics.fmean(times)
         if return_mode == "min":

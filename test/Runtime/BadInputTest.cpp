@@ -278,4 +278,154 @@ TEST(BadInput, UnboundOutputSymbol) {
       << tile_last_error();
 }
 
+// ---- Bundles whose metadata disagrees with their code ----------------------
+//
+// CRCs valid, metadata self-consistent, but not the metadata the code was
+// compiled for: refused at load (docs/bundle.md, "Trust model"), before any
+// of the code is mapped, instead of a heap overflow or a jump into the wrong
+// function at launch.
+
+struct LoadOutcome {
+  tile_status status;
+  std::string message;
+};
+
+LoadOutcome tryLoad(const std::string &bundle, const char *backend = "auto") {
+  tile_kernel_t k = nullptr;
+  tile_status st =
+      tile_kernel_load_memory(bundle.data(), bundle.size(), backend, &k);
+  tile_kernel_release(k);
+  return {st, st == TILE_STATUS_OK ? "" : tile_last_error()};
+}
+
+/// The add kernel's hashed host code (hash of addMeta()) with `edit`
+/// applied to the metadata afterwards: what a hand edit of a bundle gives.
+std::string editedAfterCompile(const std::function<void(json &)> &edit) {
+  json meta = addMeta();
+  std::string so =
+      withMetadataHash(readFile(TILE_TEST_ADD_HASHED_SO), meta.dump());
+  edit(meta);
+  return tile::bundle::write({{"metadata", meta.dump()}, {"host.so", so}});
+}
+
+const char *const kMismatch = "bundle metadata does not match its code: "
+                              "host.so of kernel 'add' was compiled from "
+                              "metadata with hash ";
+
+TEST(BadBundle, HashedCodeWithItsMetadataRuns) {
+  for (const char *backend : {"ffi", "native"}) {
+    KernelGuard k(load(editedAfterCompile([](json &) {}), backend));
+    ASSERT_TRUE(k.k);
+    HostTensor a({100}, 1.0f), b({100}, 2.0f), c({100});
+    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                        tile_arg_tensor(c.dl())};
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK)
+        << tile_last_error();
+    EXPECT_EQ(c[99], 3.0f);
+  }
+}
+
+TEST(BadBundle, EditedMetadataIsRefused) {
+  struct Edit {
+    const char *what;
+    std::function<void(json &)> edit;
+  } edits[] = {
+      // Outputs would be allocated at 1 byte per element; the code writes 4.
+      {"output dtype f32 -> int8",
+       [](json &m) { m["params"][2]["dtype"] = "int8"; }},
+      {"input dtype", [](json &m) { m["params"][0]["dtype"] = "float64"; }},
+      {"static shape", [](json &m) {
+         m["params"][2]["shape"] = {4};
+         m["params"][2]["dims"] = {""};
+       }},
+      {"grid", [](json &m) { m["grid"][0] = {{"const", 1000}}; }},
+      {"out_idx", [](json &m) { m["out_idx"] = json::array(); }},
+      {"formatting only", [](json &m) { m["compiler"] = "tile-test "; }},
+  };
+  for (const Edit &e : edits) {
+    SCOPED_TRACE(e.what);
+    for (const char *backend : {"ffi", "native"}) {
+      LoadOutcome r = tryLoad(editedAfterCompile(e.edit), backend);
+      EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+      EXPECT_EQ(r.message.rfind(kMismatch, 0), 0u) << r.message;
+    }
+  }
+}
+
+TEST(BadBundle, HashOfAnotherKernel) {
+  LoadOutcome r = tryLoad(editedAfterCompile([](json &m) {
+    m["name"] = "add2";
+    m["entry"] = {{"blocks", "add__tile_blocks"},
+                  {"native", "add__tile_native"}};
+  }));
+  EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+  EXPECT_EQ(r.message, "bundle metadata does not match its code: host.so "
+                       "carries the metadata hash of kernel 'add', but the "
+                       "metadata names kernel 'add2'");
+}
+
+TEST(BadBundle, EntrySymbolOfAnotherRole) {
+  // Calling the native wrapper as the block function (or the reverse) would
+  // jump into code with another signature: refused by name, hash or not.
+  json blocksIsNative = addMeta(), nativeIsBlocks = addMeta(),
+       blocksIsHash = addMeta(), blocksIsData = addMeta();
+  blocksIsNative["entry"]["blocks"] = "add__tile_native";
+  nativeIsBlocks["entry"]["native"] = "add__tile_blocks";
+  blocksIsHash["entry"]["blocks"] = "add__tile_metadata_hash";
+  blocksIsData["entry"]["blocks"] = "add_table__tile_blocks";
+  struct Case {
+    json meta;
+    const char *so;
+    std::string message;
+  } cases[] = {
+      {blocksIsNative, TILE_TEST_ADD_SO,
+       "bundle metadata: entry.blocks 'add__tile_native' must name a "
+       "'__tile_blocks' symbol, but it has the native wrapper's "
+       "(entry.native) name"},
+      {nativeIsBlocks, TILE_TEST_ADD_SO,
+       "bundle metadata: entry.native 'add__tile_blocks' must name a "
+       "'__tile_native' symbol, but it has the block function's "
+       "(entry.blocks) name"},
+      {blocksIsHash, TILE_TEST_ADD_HASHED_SO,
+       "bundle metadata: entry.blocks 'add__tile_metadata_hash' must name a "
+       "'__tile_blocks' symbol, but it has the metadata hash's name"},
+      // The right suffix on a data object: the ELF symbol says it is no code.
+      {blocksIsData, TILE_TEST_ADD_HASHED_SO,
+       "host.so: entry.blocks 'add_table__tile_blocks' is not an exported "
+       "function"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.meta["entry"].dump());
+    for (const char *backend : {"ffi", "native"}) {
+      LoadOutcome r = tryLoad(makeBundle(c.meta, c.so), backend);
+      EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+      EXPECT_EQ(r.message, c.message);
+    }
+  }
+}
+
+TEST(BadBundle, TruncatedHostSoIsRefusedBeforeDlopen) {
+  // dlopen() of a truncated library maps pages past the end of the file
+  // (SIGBUS) or follows tables past it (SIGSEGV). Every prefix is refused.
+  const std::string meta = addMeta().dump();
+  const std::string so = readFile(TILE_TEST_ADD_SO);
+  ASSERT_GT(so.size(), 1000u);
+  for (size_t cut = 0; cut < so.size(); cut += 1 + cut / 16) {
+    LoadOutcome r = tryLoad(
+        tile::bundle::write({{"metadata", meta}, {"host.so", so.substr(0, cut)}}));
+    ASSERT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR) << "cut at " << cut;
+    EXPECT_EQ(r.message.rfind("section 'host.so' ", 0), 0u) << r.message;
+  }
+  // Header fields pointing past the end of an otherwise complete file.
+  std::string phdr = so, shdr = so;
+  phdr[32 + 5] = char(0x7F); // e_phoff far past the end
+  shdr[40 + 5] = char(0x7F); // e_shoff far past the end
+  for (const std::string &bad : {phdr, shdr}) {
+    LoadOutcome r =
+        tryLoad(tile::bundle::write({{"metadata", meta}, {"host.so", bad}}));
+    EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+    EXPECT_NE(r.message.find("header table"), std::string::npos) << r.message;
+  }
+}
+
 } // namespace

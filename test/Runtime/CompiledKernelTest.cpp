@@ -148,4 +148,71 @@ TEST(CompiledKernelBadInput, SameErrorOnBothBackendsAndNoLaunch) {
   }
 }
 
+/// The compiled bundle with its metadata replaced by `edit(metadata)` (CRCs
+/// recomputed: the bundle is well-formed, only its content disagrees).
+std::string withEditedMetadata(const std::function<void(json &)> &edit) {
+  std::string bytes = compiledBundle(), error;
+  tile::bundle::Reader reader;
+  EXPECT_TRUE(tile::bundle::read(bytes.data(), bytes.size(), reader, error))
+      << error;
+  std::vector<tile::bundle::Section> sections;
+  for (const tile::bundle::SectionView &s : reader.sections) {
+    std::string data(s.bytes());
+    if (s.name == "metadata") {
+      json meta = json::parse(data);
+      edit(meta);
+      data = meta.dump(1);
+    }
+    sections.push_back({std::string(s.name), std::move(data)});
+  }
+  return tile::bundle::write(sections);
+}
+
+TEST(CompiledKernelBadBundle, EditedOutputDtypeIsRefused) {
+  // float32 -> int8 on C: the ffi backend would allocate C at 1 byte per
+  // element and the kernel write 4 (a heap overflow). tilec baked the
+  // metadata hash into host.so: the load is refused instead.
+  std::string bundle = withEditedMetadata(
+      [](json &m) { m["params"][2]["dtype"] = "int8"; });
+  for (const char *backend : {"auto", "ffi", "native"}) {
+    tile_kernel_t k = nullptr;
+    EXPECT_EQ(tile_kernel_load_memory(bundle.data(), bundle.size(), backend, &k),
+              TILE_STATUS_BUNDLE_ERROR);
+    EXPECT_EQ(k, nullptr);
+    EXPECT_EQ(std::string(tile_last_error())
+                  .rfind("bundle metadata does not match its code: host.so of "
+                         "kernel 'elementwise_add' was compiled from metadata "
+                         "with hash ",
+                         0),
+              0u)
+        << tile_last_error();
+  }
+}
+
+TEST(CompiledKernelBadBundle, EntryOfAnotherRoleAndTruncatedCode) {
+  std::string swapped = withEditedMetadata([](json &m) {
+    m["entry"]["blocks"] = "elementwise_add__tile_native";
+  });
+  tile_kernel_t k = nullptr;
+  EXPECT_EQ(tile_kernel_load_memory(swapped.data(), swapped.size(), "ffi", &k),
+            TILE_STATUS_BUNDLE_ERROR);
+  EXPECT_NE(std::string(tile_last_error()).find("must name a '__tile_blocks'"),
+            std::string::npos)
+      << tile_last_error();
+  // host.so cut short: refused before dlopen (SIGBUS / SIGSEGV otherwise).
+  std::string bytes = compiledBundle(), error;
+  tile::bundle::Reader reader;
+  ASSERT_TRUE(tile::bundle::read(bytes.data(), bytes.size(), reader, error));
+  std::string meta(reader.find("metadata")->bytes()),
+      so(reader.find("host.so")->bytes());
+  for (size_t keep : {so.size() - 1, so.size() * 3 / 4, so.size() / 2, size_t(100)}) {
+    std::string cut = tile::bundle::write(
+        {{"metadata", meta}, {"host.so", so.substr(0, keep)}});
+    EXPECT_EQ(tile_kernel_load_memory(cut.data(), cut.size(), "auto", &k),
+              TILE_STATUS_BUNDLE_ERROR);
+    EXPECT_EQ(std::string(tile_last_error()).rfind("section 'host.so' ", 0), 0u)
+        << tile_last_error();
+  }
+}
+
 } // namespace

@@ -50,6 +50,8 @@ struct MockState {
   uint64_t enc_dims[5], enc_strides[4];
   uint32_t enc_box[5];
   void *enc_address;
+  int has_hash;
+  uint64_t hash;
 };
 
 json cudaAddMeta(const char *chip = "sm_90a") {
@@ -929,4 +931,60 @@ TEST(CudaMock, VariantNotOnSm8x) {
   ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
   EXPECT_STREQ(mock->last_function, "add_kernel");
   EXPECT_EQ(mock->encodes, encodes);
+}
+
+// ---- metadata vs code (docs/bundle.md, "Trust model") -------------------------
+
+TEST(CudaMock, DeviceCodeMetadataHash) {
+  USE_MOCK(mock);
+  json meta = cudaAddMeta();
+  DevTensor a({10}, 1.0f), b({10}, 2.0f), c({10});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  mock->has_hash = 1;
+  mock->hash = tile::bundle::metadataHash(meta.dump());
+  {
+    KernelGuard k(load(cudaBundle(meta), "ffi"));
+    EXPECT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK)
+        << tile_last_error();
+  }
+  // Metadata edited after the compile: the module load is refused at the
+  // first launch (LAUNCH_FAILED, as any failed module load), before
+  // anything is launched.
+  const int launches = mock->launches;
+  meta["params"][2]["dtype"] = "int8";
+  {
+    KernelGuard k(load(cudaBundle(meta), "ffi"));
+    DevTensor c8({10});
+    c8.t.dtype = {kDLInt, 8, 1};
+    args[2] = tile_arg_tensor(c8.dl());
+    EXPECT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_LAUNCH_FAILED);
+    EXPECT_EQ(std::string(tile_last_error())
+                  .rfind("bundle metadata does not match its code: the cubin "
+                         "of kernel 'add' was compiled from metadata with hash ",
+                         0),
+              0u)
+        << tile_last_error();
+  }
+  EXPECT_EQ(mock->launches, launches);
+  mock->has_hash = 0;
+}
+
+TEST(CudaPlan, EntryKernelRoles) {
+  // A variant kernel takes trailing tensor-map params: it must not double
+  // as entry.kernel; and entry.kernel cannot be a host entry point.
+  json m = cudaAddVariantMeta();
+  m["variants"][0]["kernel"] = "add_kernel";
+  LoadResult r = tryLoad(cudaBundle(m));
+  EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+  EXPECT_EQ(r.message, "bundle metadata: variants[0].kernel 'add_kernel' is "
+                       "also entry.kernel");
+  m = cudaAddMeta();
+  m["entry"]["kernel"] = "add__tile_native";
+  r = tryLoad(cudaBundle(m));
+  EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+  EXPECT_EQ(r.message, "bundle metadata: entry.kernel 'add__tile_native' has "
+                       "the native wrapper's (entry.native) name, not a device "
+                       "kernel's");
 }

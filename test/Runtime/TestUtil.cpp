@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -93,10 +94,22 @@ json axpyMeta() {
   return m;
 }
 
+std::string withMetadataHash(std::string so, const std::string &metadata) {
+  const std::string placeholder = "TILEHASH";
+  size_t at = so.find(placeholder);
+  if (at == std::string::npos)
+    return so;
+  EXPECT_EQ(so.find(placeholder, at + 1), std::string::npos);
+  uint64_t h = tile::bundle::metadataHash(metadata);
+  std::memcpy(&so[at], &h, 8);
+  return so;
+}
+
 std::string makeBundle(const json &meta, const std::string &soPath,
                        std::vector<tile::bundle::Section> extra) {
+  std::string text = meta.dump();
   std::vector<tile::bundle::Section> sections = {
-      {"metadata", meta.dump()}, {"host.so", readFile(soPath)}};
+      {"metadata", text}, {"host.so", withMetadataHash(readFile(soPath), text)}};
   for (auto &s : extra)
     sections.push_back(std::move(s));
   return tile::bundle::write(sections);

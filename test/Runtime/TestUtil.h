@@ -25,7 +25,13 @@ json addMeta();  // add: A, B -> C (out_idx [2]), native entry
 json mmMeta();   // mm: A[M,K] @ B[K,N] -> C[M,N] (out_idx [2]), native entry
 json axpyMeta(); // axpy: alpha, X[N,4], Y[N,4] (in place), rows, bias
 
-/// A bundle with `meta` and the host.so at `soPath` (+ extra sections).
+/// `so` with the fixtures' hash placeholder (FX_HASH_PLACEHOLDER) replaced
+/// by the metadata hash of `metadata`, as tilec bakes it in; unchanged when
+/// `so` has no placeholder.
+std::string withMetadataHash(std::string so, const std::string &metadata);
+
+/// A bundle with `meta` and the host.so at `soPath` (+ extra sections);
+/// a hash placeholder in the .so is patched (withMetadataHash).
 std::string makeBundle(const json &meta, const std::string &soPath,
                        std::vector<tile::bundle::Section> extra = {});
 std::string addBundle();

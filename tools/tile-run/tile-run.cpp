@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -30,7 +31,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <new>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace tilerun;
@@ -111,10 +114,41 @@ void parseAssignments(const std::string &text, const char *opt,
 
 long long toInt(const std::string &s, const std::string &what) {
   char *end = nullptr;
+  errno = 0;
   long long v = std::strtoll(s.c_str(), &end, 0);
   if (s.empty() || *end)
     die(what + ": '" + s + "' is not an integer");
+  if (errno == ERANGE)
+    die(what + ": '" + s + "' is out of range");
   return v;
+}
+
+/// The byte size of a tensor of `shape` with `esize`-byte elements, checked
+/// against overflow and against this machine's memory (tile-run keeps two
+/// host copies of every tensor: a zero-filled buffer bigger than RAM would
+/// only end in the OOM killer).
+size_t tensorBytes(const std::vector<int64_t> &shape, int64_t esize,
+                   const std::string &what) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  text += "]";
+  uint64_t bytes = uint64_t(esize);
+  for (int64_t d : shape) {
+    if (d < 0)
+      die(what + ": shape " + text + " has a negative dim");
+    if (__builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+      die(what + ": shape " + text + " is too large (its byte size "
+                 "overflows 64 bits)");
+  }
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page)
+                                          : UINT64_MAX;
+  if (bytes > memory / 2)
+    die(what + ": shape " + text + " needs " + std::to_string(bytes) +
+        " bytes per copy; tile-run keeps two copies and this machine has " +
+        std::to_string(memory) + " bytes of memory");
+  return size_t(bytes);
 }
 
 double toDouble(const std::string &s, const std::string &what) {
@@ -337,8 +371,11 @@ struct Setup {
 Setup prepare(tile_kernel_t k, const Options &o) {
   const int np = tile_kernel_num_params(k);
   std::map<std::string, int64_t> syms;
-  for (auto &[name, value] : o.dims)
+  for (auto &[name, value] : o.dims) {
     syms[name] = toInt(value, "--dims " + name);
+    if (syms[name] < 0)
+      die("--dims " + name + ": '" + value + "' is negative");
+  }
   auto paramIndex = [&](const std::string &key) {
     for (int i = 0; i < np; ++i) {
       tile_param_info p;
@@ -396,7 +433,7 @@ Setup prepare(tile_kernel_t k, const Options &o) {
     if (files.count(i)) {
       NpyArray &a = files[i];
       h->shape = a.shape;
-      h->pristine.resize(size_t(h->elems() * esize));
+      h->pristine.resize(tensorBytes(h->shape, esize, std::string("--input ") + p.name));
       for (int64_t e = 0; e < h->elems(); ++e)
         storeElement(h->dtype, &h->pristine[0], e,
                      loadElement(a.dtype, a.data.data(), e));
@@ -413,7 +450,8 @@ Setup prepare(tile_kernel_t k, const Options &o) {
               "': pass --dims " + p.dims[d] + "=<size>");
         h->shape.push_back(it->second);
       }
-      h->pristine.resize(size_t(h->elems() * esize));
+      h->pristine.resize(
+          tensorBytes(h->shape, esize, std::string("parameter '") + p.name + "'"));
       uint64_t state = rng ^ (0x1000193ull * uint64_t(i + 1));
       for (int64_t e = 0; e < h->elems(); ++e) {
         double u = double(splitmix(state) >> 11) * 0x1.0p-53; // [0, 1)
@@ -575,7 +613,21 @@ void summarize(const std::vector<Output> &outs) {
 
 } // namespace
 
+int run(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  // Size checks come first (tensorBytes); this is the backstop for an
+  // allocation that still fails, e.g. under a ulimit.
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    die("out of memory");
+  } catch (const std::length_error &e) {
+    die(std::string("out of memory (") + e.what() + ")");
+  }
+}
+
+int run(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
   std::string first = o.compare.empty() ? o.backend : o.compare[0];
   tile_kernel_t k = loadKernel(o, first);

@@ -28,6 +28,16 @@ inline constexpr size_t kPayloadAlign = 16; // payload offsets
 /// result as `crc` to checksum data in pieces.
 uint32_t crc32(const void *data, size_t size, uint32_t crc = 0);
 
+/// The hash the compiler bakes into a kernel's code so the runtime can tell
+/// that the bundle's metadata is the one the code was compiled from
+/// (docs/bundle.md, "Trust model"): 64-bit FNV-1a of the exact bytes of the
+/// `metadata` section. The code holds it as the exported 8-byte constant
+/// `NAME + kMetadataHashSuffix` (NAME = the metadata's `name`): in host.so
+/// and native.so (dynamic symbol), and in the cubin / PTX (a `.global`,
+/// read with cuModuleGetGlobal).
+uint64_t metadataHash(std::string_view metadata);
+inline constexpr char kMetadataHashSuffix[] = "__tile_metadata_hash";
+
 /// A section to write.
 struct Section {
   std::string name; // 1..23 printable ASCII characters
