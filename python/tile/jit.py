@@ -14,8 +14,9 @@ Two forms, as in TileLang:
       c = add(a, b, block=256)      # another specialization
 
   The specialization key holds only what changes the generated code: the
-  dtypes of tensors declared without one, the extents of T.const dims, and
-  the configuration values. Symbolic (T.symbolic) dims are dynamic and do
+  dtypes of tensors declared without one (T.Tensor(shape) or dtype=None;
+  an out_idx output declared so gets the dtype of the first such input),
+  the extents of T.const dims, and the configuration values. Symbolic (T.symbolic) dims are dynamic and do
   not specialize. Dispatch: a one-entry cache of the last key, so repeated
   calls cost a tuple compare (nothing at all when nothing specializes: no
   dtype-less tensor, no T.const dim, no keyword argument) on top of the
@@ -211,6 +212,7 @@ class KernelJIT(_JITBase):
         # first input that has them)
         self._spec = []
         self._const_src = {}
+        self._dtype_follow = {}  # dtype-less output -> the input it copies
         for i, p in enumerate(kparams):
             if p.kind != "tensor":
                 continue
@@ -218,14 +220,20 @@ class KernelJIT(_JITBase):
             dims = [(d, c) for d, c in enumerate(p.spec.shape) if isinstance(c, ConstDim)]
             if i in self.out_idx:
                 if need_dt:
-                    raise TileLangError(f"{self.name}: output {p.name!r} (out_idx) "
-                                        "needs a dtype in its T.Tensor")
+                    self._dtype_follow[p.name] = None
                 continue
             new_dims = [(d, c) for d, c in dims if c not in self._const_src]
             for d, c in new_dims:
                 self._const_src[c] = (i, d)
             if need_dt or new_dims:
                 self._spec.append((i, p.name if need_dt else None, new_dims))
+        first = next((name for _, name, _ in self._spec if name), None)
+        for out in self._dtype_follow:
+            if first is None:
+                raise TileLangError(f"{self.name}: output {out!r} (out_idx) has no "
+                                    "dtype and no input tensor gives one: declare "
+                                    "it in its T.Tensor")
+            self._dtype_follow[out] = first
         for i in self.out_idx:
             for c in kparams[i].spec.shape:
                 if isinstance(c, ConstDim) and c not in self._const_src:
@@ -291,6 +299,8 @@ class KernelJIT(_JITBase):
                     dtypes[dt_name] = _dtype_name(a, f"{self.name}: {dt_name!r}")
                 for d, c in dims:
                     consts[c] = int(a.shape[d])
+            for out, src in self._dtype_follow.items():
+                dtypes[out] = dtypes[src]
         return dtypes, consts
 
     def _trace(self, args, config):

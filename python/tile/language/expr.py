@@ -40,9 +40,11 @@ class Scalar(Value):
 
     def __bool__(self):
         raise user_error(
-            "a tile value has no Python truth value: use it in an `if` of a "
-            "T.prim_func / @tile.jit kernel body (the AST rewrite lowers it "
-            "to scf.if), T.if_then_else(cond, a, b), or `x if cond else y`")
+            "a tile value has no Python truth value: use it in an `if`, "
+            "`and`/`or`/`not` or `x if cond else y` of a T.prim_func / "
+            "@tile.jit kernel body (rewritten to scf.if / arith ops; a helper "
+            "function called from a kernel needs @T.macro for that), or "
+            "T.if_then_else(cond, a, b)")
 
     def __index__(self):
         raise user_error(

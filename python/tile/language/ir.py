@@ -306,8 +306,8 @@ class FuncBuilder:
         defs = {id(p.block) for p in parts if isinstance(p, Value)}
         b, child = self.block, None
         while True:
-            if id(b) in defs or b.parent is None:
-                break
+            if id(b) in defs or b.parent is None or b.kind == "if":
+                break  # (never out of an if: that would compute it always)
             if b.owner is None or b.owner.block is not b.parent:
                 break  # a region still being built (an if-expression arm)
             b, child = b.parent, b.owner

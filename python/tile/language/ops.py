@@ -118,9 +118,9 @@ def copy(src, dst, **kw):
             raise user_error(
                 "T.copy: rank-reducing copies (a scalar index on a global "
                 "dim, e.g. Q[b, s0:s1, h, :]) are not supported by tile.copy "
-                "yet; use a layout where the tile is a slice of equal rank "
-                "(e.g. view [B, S, H, D] as [B*S, H*D] or keep heads in the "
-                "column dim)")
+                "yet (issue 14); use a layout where the tile is a slice of "
+                "equal rank, e.g. sequence-major [S, B, H, D] viewed as "
+                "(S, B*H*D) as in examples/python/flash_attention.py")
         orank, grank = o.buffer.type.rank, g.buffer.type.rank
         if orank != grank:
             raise user_error(f"T.copy: rank mismatch: the global side has rank "

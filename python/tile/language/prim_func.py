@@ -43,11 +43,28 @@ class Param:
 
 
 def _annotations(fn):
-    try:
-        return inspect.get_annotations(fn, eval_str=True)
-    except Exception as e:  # noqa: BLE001 - report which annotation failed
-        raise user_error(f"cannot evaluate the annotations of {fn.__name__}: "
-                         f"{e}") from None
+    """fn's annotations; plain strings (`from __future__ import annotations`)
+    are evaluated in fn's globals and closure. (T.float32 is a str subclass
+    and stays as it is.)"""
+    anns = dict(getattr(fn, "__annotations__", {}) or {})
+    scope = None
+    for k, a in anns.items():
+        if type(a) is not str or a in _dt.DTYPES or a in _dt.ALIASES:
+            continue
+        if scope is None:
+            scope = dict(fn.__globals__)
+            code = fn.__code__
+            for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+                try:
+                    scope[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        try:
+            anns[k] = eval(a, scope)  # noqa: S307 - the user's own annotation
+        except Exception as e:  # noqa: BLE001 - report which annotation failed
+            raise user_error(f"cannot evaluate the annotation {a!r} of "
+                             f"parameter {k!r} of {fn.__name__}: {e}") from None
+    return anns
 
 
 def parse_params(fn, allow_config):
