@@ -20,7 +20,7 @@ from .kernel import Kernel  # noqa: E402
 from .parallel import par_compile  # noqa: E402
 from .profiler import Profiler  # noqa: E402
 from . import language  # noqa: E402  (tile.language: kernels in Python)
-from .jit import jit  # noqa: E402
+from .jit_decorator import jit  # noqa: E402
 
 __all__ = [
     "ArgumentError", "AutotuneResult", "BackendNotImplementedError",

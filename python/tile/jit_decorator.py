@@ -16,11 +16,13 @@ Two forms, as in TileLang:
   The specialization key holds only what changes the generated code: the
   dtypes of tensors declared without one (T.Tensor(shape) or dtype=None;
   an out_idx output declared so gets the dtype of the first such input),
-  the extents of T.const dims, and the configuration values. Symbolic (T.symbolic) dims are dynamic and do
-  not specialize. Dispatch: a one-entry cache of the last key, so repeated
-  calls cost a tuple compare (nothing at all when nothing specializes: no
-  dtype-less tensor, no T.const dim, no keyword argument) on top of the
-  kernel call.
+  the extents of T.const dims, and the configuration values. Symbolic
+  (T.symbolic) dims are dynamic and do not specialize. With target="auto"
+  the first argument's device picks the target (numpy -> cpu, CUDA tensors
+  -> cuda, as TileLang infers it) and is part of the key. Dispatch: a
+  one-entry cache of the last key, so a repeated call costs building the key
+  (only the parts above that the kernel has) and one tuple compare on top
+  of the kernel call; no re-tracing.
 
 * Factory form (TileLang's classic style): the function takes the
   configuration and returns a T.prim_func; calling it returns the compiled
@@ -101,6 +103,29 @@ def _freeze(x):
 
 
 _dtype_names = {}
+_device_probes = {}
+
+
+def _device_kind(obj):
+    """'cpu', 'cuda' or 'hip': where a tensor argument lives (decided per
+    Python type once; per call a cheap attribute read)."""
+    probe = _device_probes.get(type(obj))
+    if probe is None:
+        mod = type(obj).__module__.split(".")[0]
+        if mod == "numpy":
+            def probe(a):
+                return "cpu"
+        elif mod == "torch":
+            def probe(a):
+                return "cuda" if a.is_cuda else "cpu"
+        elif hasattr(obj, "__dlpack_device__"):
+            def probe(a):
+                return {2: "cuda", 10: "hip"}.get(a.__dlpack_device__()[0], "cpu")
+        else:
+            def probe(a):
+                return None
+        _device_probes[type(obj)] = probe
+    return probe(obj)
 
 
 def _dtype_name(obj, what):
@@ -131,8 +156,11 @@ class _JITBase:
         self._last_kernel = None
         functools.update_wrapper(self, fn)
 
-    def _compile_text(self, text, out_idx):
-        return compiler.compile(text, out_idx=out_idx or None, **self.opts)
+    def _compile_text(self, text, out_idx, target=None):
+        opts = dict(self.opts)
+        if target is not None:
+            opts["target"] = target
+        return compiler.compile(text, out_idx=out_idx or None, **opts)
 
     @property
     def kernels(self):
@@ -241,6 +269,9 @@ class KernelJIT(_JITBase):
                                         f"output {kparams[i].name!r} appears in no "
                                         "input tensor")
         self._static = not self._spec
+        # target="auto": the device of the first argument decides (numpy ->
+        # cpu, CUDA tensors -> cuda), as TileLang infers it from the inputs
+        self._auto_target = opts.get("target") in (None, "auto")
 
     # ---- specialization ---------------------------------------------------
     def _signature(self, args):
@@ -278,6 +309,8 @@ class KernelJIT(_JITBase):
             key = ()
         else:
             key = (self._signature(args), self._config_key(config))
+        if self._auto_target and args:
+            key = (key, _device_kind(args[0]))
         if key == self._last_key:
             kernel = self._last_kernel
         else:
@@ -320,12 +353,20 @@ class KernelJIT(_JITBase):
                      const_bindings=consts, dtypes=dtypes,
                      locations=self.locations)
 
+    def _target_for(self, args):
+        if self._auto_target and args:
+            kind = _device_kind(args[0])
+            if kind is not None:
+                return kind
+        return self.opts.get("target")
+
     def _get(self, key, args, config):
         with self._lock:
             kernel = self._kernels.get(key)
             if kernel is None:
                 text = self._trace(args, dict(config))
-                kernel = self._compile_text(text, self.out_idx)
+                kernel = self._compile_text(text, self.out_idx,
+                                            self._target_for(args))
                 self._kernels[key] = kernel
             self._last_key, self._last_kernel = key, kernel
         return kernel
@@ -335,7 +376,7 @@ class KernelJIT(_JITBase):
         and T.const dims) and/or T.const values and configuration by name."""
         with self._lock:
             text = self._trace(args, dict(config))
-            return self._compile_text(text, self.out_idx)
+            return self._compile_text(text, self.out_idx, self._target_for(args))
 
     def get_ir(self, *args, **config):
         """The generated MLIR text for a specialization (no compile)."""
