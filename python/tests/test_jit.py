@@ -100,7 +100,7 @@ def test_auto_target_follows_the_arguments(tile, fresh_cache):
     x = np.ones(3, np.float32)
     np.testing.assert_array_equal(neg(x), -x)
     assert [k.target_kind for k in neg.kernels.values()] == ["cpu"]
-    assert list(neg.kernels) == [((), "cpu")]
+    assert list(neg.kernels) == [("cpu",)]
 
 
 def test_factory_form(tile, fresh_cache):

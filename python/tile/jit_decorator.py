@@ -104,6 +104,7 @@ def _freeze(x):
 
 _dtype_names = {}
 _device_probes = {}
+_cpu_types = {}  # types whose objects are always on the host (numpy arrays)
 
 
 def _device_kind(obj):
@@ -113,6 +114,8 @@ def _device_kind(obj):
     if probe is None:
         mod = type(obj).__module__.split(".")[0]
         if mod == "numpy":
+            _cpu_types[type(obj)] = "cpu"
+
             def probe(a):
                 return "cpu"
         elif mod == "torch":
@@ -226,6 +229,7 @@ class KernelJIT(_JITBase):
         kparams = [p for p in self.params if p.kind != "config"]
         self.config_params = [p for p in self.params if p.kind == "config"]
         self._config_names = frozenset(p.name for p in self.config_params)
+        self._config_defaults = [(p.name, p.default) for p in self.config_params]
         self.n = len(kparams)
         self.out_idx = _norm_out_idx(out_idx, self.n, self.name)
         for i in self.out_idx:
@@ -268,10 +272,11 @@ class KernelJIT(_JITBase):
                     raise TileLangError(f"{self.name}: T.const dim {c.name!r} of "
                                         f"output {kparams[i].name!r} appears in no "
                                         "input tensor")
-        self._static = not self._spec
         # target="auto": the device of the first argument decides (numpy ->
         # cpu, CUDA tensors -> cuda), as TileLang infers it from the inputs
         self._auto_target = opts.get("target") in (None, "auto")
+        self._key_full = self._make_keyfn(self._pos_full)
+        self._key_in = self._make_keyfn(self._pos_in)
 
     # ---- specialization ---------------------------------------------------
     def _signature(self, args):
@@ -297,24 +302,75 @@ class KernelJIT(_JITBase):
     def _config_key(self, config):
         if not config:
             return ()
-        bad = set(config) - self._config_names
-        if bad:
+        if not config.keys() <= self._config_names:
+            bad = set(config) - self._config_names
             raise TypeError(f"{self.name}: unexpected keyword argument(s) "
                             f"{', '.join(sorted(bad))} (configuration parameters: "
                             f"{', '.join(sorted(self._config_names)) or 'none'})")
-        return _freeze(tuple(config.get(p.name, p.default) for p in self.config_params))
+        key = tuple([config.get(name, default) for name, default in self._config_defaults])
+        try:
+            hash(key)
+            return key
+        except TypeError:
+            return _freeze(key)
 
-    def __call__(self, *args, stream=None, **config):
-        if self._static and not config:
-            key = ()
-        else:
-            key = (self._signature(args), self._config_key(config))
-        if self._auto_target and args:
-            key = (key, _device_kind(args[0]))
+    def _make_keyfn(self, pos):
+        """args -> the specialization key, generated for this kernel (one
+        attribute read per part, no loop, no per-call allocation beyond the
+        tuple); None when nothing specializes."""
+        parts = []
+        for i, dt_name, dims in self._spec:
+            a = f"args[{pos[i]}]"
+            if dt_name is not None:
+                parts.append(f"_names[{a}.dtype]")
+            parts += [f"{a}.shape[{d}]" for d, _ in dims]
+        if self._auto_target:
+            parts.append("(_cpu_types.get(type(args[0])) or _device(args[0]))")
+        if not parts:
+            return None
+        ns = {"_names": _dtype_names, "_device": _device_kind,
+              "_cpu_types": _cpu_types}
+        exec("def key(args):\n    return (" + ", ".join(parts) + ",)\n", ns)  # noqa: S102
+        return ns["key"]
+
+    def _slow_key(self, args):
+        """The key with full checks and messages (new dtype objects, wrong
+        argument counts)."""
+        key = self._signature(args)
+        if self._auto_target:
+            key += (_device_kind(args[0]),)
+        return key
+
+    def __call__(self, *args, **kw):
+        if kw:
+            return self._call_kw(args, kw)
+        keyfn = self._key_full if len(args) == self.n else self._key_in
+        if keyfn is None:  # nothing specializes: one kernel
+            kernel = self._last_kernel
+            if kernel is None:
+                kernel = self._get((), args, {})
+            return kernel(*args)
+        try:
+            key = keyfn(args)
+        except (KeyError, AttributeError, IndexError, TypeError):
+            key = self._slow_key(args)
+        if key == self._last_key:
+            return self._last_kernel(*args)
+        return self._get(key, args, {})(*args)
+
+    def _call_kw(self, args, kw):
+        stream = kw.pop("stream", None)
+        keyfn = self._key_full if len(args) == self.n else self._key_in
+        try:
+            key = keyfn(args) if keyfn is not None else ()
+        except (KeyError, AttributeError, IndexError, TypeError):
+            key = self._slow_key(args)
+        if kw:
+            key = (key, self._config_key(kw))
         if key == self._last_key:
             kernel = self._last_kernel
         else:
-            kernel = self._get(key, args, config)
+            kernel = self._get(key, args, kw)
         if stream is None:
             return kernel(*args)
         return kernel(*args, stream=stream)
