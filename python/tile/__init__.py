@@ -19,10 +19,12 @@ from .compiler import (BackendNotImplementedError, CompileError,  # noqa: E402
 from .kernel import Kernel  # noqa: E402
 from .parallel import par_compile  # noqa: E402
 from .profiler import Profiler  # noqa: E402
+from . import language  # noqa: E402  (tile.language: kernels in Python)
+from .jit_decorator import jit  # noqa: E402
 
 __all__ = [
     "ArgumentError", "AutotuneResult", "BackendNotImplementedError",
     "CompileError", "Kernel", "Profiler", "TileError", "autotune", "cache_dir",
     "clear_cache", "compile", "detect_target", "find_tilec", "load",
-    "par_compile",
+    "jit", "language", "par_compile",
 ]

@@ -1,0 +1,210 @@
+"""@tile.jit: specialization, dispatch without re-tracing, the factory form,
+get_ir / get_source, TILE_DUMP_IR, the disk cache, and the generated IR of
+every Python example round-tripping through tile-opt."""
+
+import importlib.util
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from tile_testutil import REPO
+
+T = pytest.importorskip("tile.language")
+N = T.symbolic("N")
+
+
+def make_scale(tile, **kw):
+    @tile.jit(out_idx=-1, target="cpu", **kw)
+    def scale(A: T.Tensor((N,)), B: T.Tensor((N,)), factor=2.0, block=256):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            a = T.alloc_fragment((block,), A.dtype)
+            T.copy(A[bx * block], a)
+            for i in T.Parallel(block):
+                a[i] = a[i] * factor
+            T.copy(a, B[bx * block])
+    return scale
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """Counts the traces @tile.jit runs."""
+    import tile.jit_decorator as jit_mod
+    calls = []
+    real = jit_mod.trace
+
+    def counting(*a, **kw):
+        calls.append(kw.get("dtypes"))
+        return real(*a, **kw)
+    monkeypatch.setattr(jit_mod, "trace", counting)
+    return calls
+
+
+def test_specializes_on_dtype_and_config(tile, fresh_cache, traces):
+    scale = make_scale(tile)
+    x32 = np.arange(300, dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(scale(x32), x32 * 2)
+    assert len(traces) == 1  # compiled once, then the one-entry cache
+    x16 = np.arange(300).astype(np.float16)
+    y16 = scale(x16)
+    assert y16.dtype == np.float16  # the output follows the input's dtype
+    np.testing.assert_array_equal(y16, x16 * 2)
+    np.testing.assert_array_equal(scale(x32, factor=3.0), x32 * 3)
+    np.testing.assert_array_equal(scale(x32, factor=3.0, block=64), x32 * 3)
+    assert len(traces) == 4
+    scale(x32), scale(x16), scale(x32, factor=3.0)  # all cached by key
+    assert len(traces) == 4
+    assert len(scale.kernels) == 4
+    out = np.empty_like(x32)
+    assert scale(x32, out) is out  # outputs may be passed
+    np.testing.assert_array_equal(out, x32 * 2)
+
+
+def test_call_errors(tile, fresh_cache):
+    scale = make_scale(tile)
+    x = np.zeros(8, np.float32)
+    with pytest.raises(TypeError, match="unexpected keyword argument.*blocks"):
+        scale(x, blocks=3)
+    with pytest.raises(TypeError, match=r"expected 2 arguments \(or 1 without"):
+        scale(x, x, x)
+    with pytest.raises(tile.ArgumentError):
+        scale(x, np.zeros(8, np.float16))  # the runtime checks the output dtype
+
+
+def test_static_kernel_dispatch_is_direct(tile, fresh_cache, traces):
+    @tile.jit(out_idx=-1, target="cpu")
+    def add1(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), threads=32) as bx:
+            a = T.alloc_fragment((128,), "float32")
+            T.copy(A[bx * 128], a)
+            for i in T.Parallel(128):
+                a[i] += 1
+            T.copy(a, B[bx * 128])
+    x = np.zeros(5, np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(add1(x), x + 1)
+    assert len(traces) == 1 and list(add1.kernels) == [()]
+
+
+def test_auto_target_follows_the_arguments(tile, fresh_cache):
+    @tile.jit(out_idx=-1)
+    def neg(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), threads=32) as bx:
+            a = T.alloc_fragment((64,), "float32")
+            T.copy(A[bx * 64], a)
+            for i in T.Parallel(64):
+                a[i] = -a[i]
+            T.copy(a, B[bx * 64])
+    x = np.ones(3, np.float32)
+    np.testing.assert_array_equal(neg(x), -x)
+    assert [k.target_kind for k in neg.kernels.values()] == ["cpu"]
+    assert list(neg.kernels) == [("cpu",)]
+
+
+def test_factory_form(tile, fresh_cache):
+    calls = []
+
+    @tile.jit(out_idx=[-1], target="cpu")
+    def axpy(block, alpha):
+        calls.append(block)
+
+        @T.prim_func
+        def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32"),
+                 Z: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+                x = T.alloc_fragment((block,), "float32")
+                y = T.alloc_fragment((block,), "float32")
+                T.copy(X[bx * block], x)
+                T.copy(Y[bx * block], y)
+                for i in T.Parallel(block):
+                    x[i] = x[i] * alpha + y[i]
+                T.copy(x, Z[bx * block])
+        return main
+
+    k = axpy(64, 3.0)
+    assert isinstance(k, tile.Kernel) and k.out_idx == [2]
+    assert axpy(64, 3.0) is k and axpy(block=64, alpha=3.0) is not None
+    assert calls == [64, 64]  # the keyword form is another key, same kernel
+    assert axpy(64, alpha=3.0) is axpy(64, alpha=3.0)
+    x, y = np.arange(100, dtype=np.float32), np.ones(100, np.float32)
+    np.testing.assert_array_equal(k(x, y), 3 * x + 1)
+    assert "func.func @main" in k.get_source("mlir")
+    assert "tile.parallel" in axpy.get_ir(32, 1.0)
+    with pytest.raises(T.TileLangError, match="must return a T.prim_func"):
+        tile.jit(lambda n: n)(3)
+
+
+def test_get_ir_get_source_and_dump(tile, fresh_cache, tmp_path, monkeypatch):
+    scale = make_scale(tile)
+    x = np.zeros(10, np.float32)
+    text = scale.get_ir(x, block=128)
+    assert text.startswith("func.func @scale(")
+    assert "memref<128xf32, #tile.scope<fragment>>" in text
+    assert scale.get_source(x, block=128, kind="mlir")
+    with pytest.raises(T.TileLangError, match="cannot specialize without A"):
+        scale.get_ir()
+    dump = tmp_path / "dump"
+    monkeypatch.setenv("TILE_DUMP_IR", str(dump))
+    scale(x, block=128)
+    dirs = list(dump.iterdir())
+    assert len(dirs) == 1 and dirs[0].name.startswith("scale-")
+    assert (dirs[0] / "source.mlir").read_text() == text
+    assert len(list(dirs[0].rglob("*.mlir"))) > 2  # IR after the passes
+
+
+def test_disk_cache_hit_in_a_new_jit(tile, fresh_cache, capfd):
+    x = np.zeros(10, np.float32)
+    make_scale(tile, verbose=True)(x)
+    assert "disk cache miss" in capfd.readouterr().err
+    tile.clear_cache(disk=False)
+    make_scale(tile, verbose=True)(x)
+    assert "disk cache hit" in capfd.readouterr().err
+
+
+def test_python_locations_optional(tile, fresh_cache):
+    with_loc = make_scale(tile).get_ir(np.zeros(1, np.float32))
+    without = make_scale(tile, locations=False).get_ir(np.zeros(1, np.float32))
+    assert "loc(" in with_loc and "loc(" not in without
+
+
+# ---- the examples' IR round-trips through tile-opt ---------------------------------
+
+def _example(name):
+    spec = importlib.util.spec_from_file_location(
+        f"tile_example_{name}", REPO / "examples" / "python" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _example_irs():
+    h, f = np.zeros((4, 4), np.float16), np.zeros((4, 4), np.float32)
+    g, e = _example("gemm"), _example("gemm_epilogue")
+    fa = _example("flash_attention")
+    return {
+        "gemm": g.matmul.get_ir(h, h),
+        "gemm_epilogue": e.matmul_bias_relu.get_ir(h, h, np.zeros(4, np.float16)),
+        "softmax": _example("softmax").softmax.get_ir(f),
+        "rms_norm": _example("rms_norm").rms_norm.get_ir(f),
+        "flash_attention": fa.flash_attention.get_ir(h, h, h),
+        "flash_attention_causal": fa.flash_attention.get_ir(h, h, h, is_causal=True),
+    }
+
+
+def test_example_ir_roundtrips_through_tile_opt(tile, tmp_path):
+    tile_opt = pathlib.Path(tile.find_tilec()).with_name("tile-opt")
+    if not tile_opt.exists():
+        pytest.skip("tile-opt not built")
+    for name, text in _example_irs().items():
+        src = tmp_path / f"{name}.mlir"
+        src.write_text(text)
+        r = subprocess.run([str(tile_opt), str(src), "--mlir-print-debuginfo"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"{name}: {r.stderr}"
+        again = tmp_path / f"{name}.2.mlir"
+        again.write_text(r.stdout)
+        r2 = subprocess.run([str(tile_opt), str(again), "--mlir-print-debuginfo"],
+                            capture_output=True, text=True)
+        assert r2.returncode == 0 and r2.stdout == r.stdout, name

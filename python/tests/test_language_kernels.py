@@ -1,0 +1,232 @@
+"""tile.language kernels compiled and run on the CPU (numpy): the Python
+examples (examples/python/*.py) at odd sizes, and kernels exercising the
+builder's control flow, scalars, conversions, math and atomics."""
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+from tile_testutil import REPO
+
+T = pytest.importorskip("tile.language")
+EXAMPLES = REPO / "examples" / "python"
+
+
+def example(name):
+    spec = importlib.util.spec_from_file_location(f"tile_example_{name}",
+                                                  EXAMPLES / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def jit_cpu(tile):
+    """tile.jit with target='cpu'."""
+    def deco(**kw):
+        return tile.jit(target="cpu", **kw)
+    return deco
+
+
+# ---- the examples ---------------------------------------------------------------
+
+@pytest.mark.parametrize("m,n,k", [(100, 90, 70), (1, 3, 200), (129, 257, 33)])
+def test_example_gemm(tile, m, n, k):
+    example("gemm").main(m, n, k)
+
+
+def test_example_gemm_bf16_small_tiles(tile):
+    ml = pytest.importorskip("ml_dtypes")
+    ex = example("gemm")
+    a = np.random.uniform(-1, 1, (77, 45)).astype(ml.bfloat16)
+    b = np.random.uniform(-1, 1, (45, 66)).astype(ml.bfloat16)
+    c = ex.matmul(a, b, block_M=32, block_N=64, block_K=16, num_stages=2)
+    assert c.dtype == a.dtype and c.shape == (77, 66)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("m,n,k", [(100, 90, 70), (130, 1, 5)])
+def test_example_gemm_epilogue(tile, m, n, k):
+    example("gemm_epilogue").main(m, n, k)
+
+
+@pytest.mark.parametrize("m,n", [(37, 700), (5, 1), (3, 513)])
+def test_example_softmax(tile, m, n):
+    example("softmax").main(m, n)
+
+
+def test_example_softmax_f16(tile):
+    ex = example("softmax")
+    x = np.random.uniform(-3, 3, (9, 300)).astype(np.float16)
+    y = ex.softmax(x)
+    assert y.dtype == np.float16
+    e = np.exp(x.astype(np.float32) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y.astype(np.float32), e / e.sum(axis=1, keepdims=True),
+                               rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("m,n", [(37, 1100), (1, 7)])
+def test_example_rms_norm(tile, m, n):
+    example("rms_norm").main(m, n)
+
+
+@pytest.mark.parametrize("s,b,h", [(100, 2, 3), (1, 1, 1), (129, 1, 2)])
+def test_example_flash_attention(tile, s, b, h):
+    example("flash_attention").main(s, b, h, 64)
+
+
+def test_example_flash_attention_dim32_f32(tile):
+    ex = example("flash_attention")
+    q, k, v = (np.random.uniform(-1, 1, (70, 1, 2, 32)).astype(np.float32)
+               for _ in range(3))
+    for causal in (False, True):
+        np.testing.assert_allclose(ex.attention(q, k, v, causal),
+                                   ex.reference(q, k, v, causal), rtol=1e-4, atol=1e-4)
+
+
+# ---- builder features ------------------------------------------------------------
+
+N = T.symbolic("N")
+
+
+def test_control_flow_scalars_and_guarded_loads(jit_cpu):
+    @jit_cpu(out_idx=1)
+    def k(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
+          alpha: T.float32, n: T.int32):
+        with T.Kernel(T.ceildiv(N, 64), threads=32) as bx:
+            a = T.alloc_fragment((64,), "float32")
+            acc = T.alloc_local((1,), "float32")
+            T.copy(A[bx * 64], a)
+            acc[0] = 0.0
+            for t in range(n):
+                acc[0] += alpha * t
+            for i in T.Parallel(64):
+                g = bx * 64 + i
+                if g < N and not (i == 3):
+                    a[i] = a[i] * alpha if i % 2 == 0 else T.exp(a[i])
+                elif 0 <= i < 5:
+                    a[i] = A[g] if g < N else -1.0
+                else:
+                    a[i] = T.cast(g // 3 - i % 7, "float32") + acc[0]
+            T.copy(a, B[bx * 64])
+
+    for n_elems in (100, 130):
+        x = np.random.uniform(-1, 1, n_elems).astype(np.float32)
+        y = k(x, 0.5, 4)
+        acc = sum(0.5 * t for t in range(4))
+        ref = np.empty_like(x)
+        for g in range(n_elems):
+            i = g % 64
+            if i != 3:
+                ref[g] = x[g] * 0.5 if i % 2 == 0 else math.exp(x[g])
+            else:
+                ref[g] = x[g]
+        np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_integer_floor_semantics_and_casts(jit_cpu):
+    @jit_cpu(out_idx=[1, 2])
+    def k(A: T.Tensor((N,), "int32"), Q: T.Tensor((N,), "int32"),
+          F: T.Tensor((N,), "float32"), d: T.int32):
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            a = T.alloc_fragment((32,), "int32")
+            q = T.alloc_fragment((32,), "int32")
+            f = T.alloc_fragment((32,), "float32")
+            T.copy(A[bx * 32], a)
+            for i in T.Parallel(32):
+                q[i] = a[i] // d * 100 + a[i] % d
+                f[i] = T.cast(a[i], "float32") / 4 + (-a[i]) // 7
+            T.copy(q, Q[bx * 32])
+            T.copy(f, F[bx * 32])
+
+    a = np.arange(-40, 41, dtype=np.int32)
+    q, f = k(a, 3)
+    np.testing.assert_array_equal(q, a // 3 * 100 + a % 3)
+    np.testing.assert_allclose(f, a / 4 + (-a) // 7)
+    q, _ = k(a, -5)
+    np.testing.assert_array_equal(q, a // -5 * 100 + a % -5)
+
+
+def test_math_functions(jit_cpu):
+    funcs = {
+        "exp": (T.exp, np.exp), "exp2": (T.exp2, np.exp2), "log": (T.log, np.log),
+        "log2": (T.log2, np.log2), "sqrt": (T.sqrt, np.sqrt),
+        "rsqrt": (T.rsqrt, lambda x: 1 / np.sqrt(x)), "sin": (T.sin, np.sin),
+        "cos": (T.cos, np.cos), "tanh": (T.tanh, np.tanh),
+        "erf": (T.erf, np.vectorize(math.erf)), "floor": (T.floor, np.floor),
+        "ceil": (T.ceil, np.ceil), "round": (T.round, np.rint),
+        "sigmoid": (T.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
+        "abs": (T.abs, np.abs), "pow": (lambda x: T.pow(x, 1.5), lambda x: x ** 1.5),
+    }
+    names = list(funcs)
+
+    @jit_cpu(out_idx=1)
+    def k(A: T.Tensor((N,), "float32"), B: T.Tensor((len(names), N), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), threads=32) as bx:
+            a = T.alloc_fragment((64,), "float32")
+            b = T.alloc_fragment((len(names), 64), "float32")
+            T.copy(A[bx * 64], a)
+            for i in T.Parallel(64):
+                for f, name in enumerate(names):  # a Python loop: unrolled
+                    b[f, i] = funcs[name][0](a[i])
+            T.copy(b, B[0, bx * 64])
+
+    x = np.random.uniform(0.1, 3, 100).astype(np.float32)
+    x[:4] = [0.5, 1.5, 2.5, 2.0]  # round half to even
+    out = k(x)
+    for f, name in enumerate(names):
+        np.testing.assert_allclose(out[f], funcs[name][1](x), rtol=2e-6, atol=2e-6,
+                                   err_msg=name)
+
+
+def test_atomics_and_reduce(jit_cpu):
+    M = T.symbolic("M")
+
+    @jit_cpu()
+    def k(X: T.Tensor((M, N), "float32"), total: T.Tensor((1,), "float32"),
+          cols: T.Tensor((N,), "float32"), biggest: T.Tensor((1,), "float32")):
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 16), threads=64) as (bx, by):
+            x = T.alloc_fragment((16, 32), "float32")
+            s = T.alloc_fragment((32,), "float32")
+            r = T.alloc_fragment((16,), "float32")
+            T.copy(X[by * 16, bx * 32], x)
+            T.reduce_sum(x, s, dim=0)
+            T.atomic_add(cols[bx * 32], s)          # tile atomic
+            T.reduce_absmax(x, r, dim=-1)
+            for i in T.Parallel(16):
+                T.atomic_add(total[0], r[i])          # scalar atomics
+                T.atomic_max(biggest[0], r[i])
+
+    x = np.random.uniform(-1, 1, (50, 70)).astype(np.float32)
+    total, cols, biggest = (np.zeros(1, np.float32), np.zeros(70, np.float32),
+                            np.zeros(1, np.float32))
+    k(x, total, cols, biggest)
+    np.testing.assert_allclose(cols, x.sum(axis=0), rtol=1e-5, atol=1e-5)
+    # per block: the sum over its rows of the row's max |x| in the block's
+    # columns (padding reads zeros, which a max of |x| ignores)
+    ref = sum(np.abs(x[:, c:c + 32]).max(axis=1).sum() for c in range(0, 70, 32))
+    np.testing.assert_allclose(total[0], ref, rtol=1e-5)
+    np.testing.assert_allclose(biggest[0], np.abs(x).max(), rtol=1e-6)
+
+
+def test_const_dims_specialize_per_shape(jit_cpu):
+    n, d = T.const("n, d")
+
+    @jit_cpu(out_idx=-1)
+    def k(A: T.Tensor((n, d)), B: T.Tensor((n, d))):
+        with T.Kernel(n, threads=32) as bx:
+            a = T.alloc_fragment((1, d), A.dtype)
+            T.copy(A[bx, 0], a)
+            for i, j in T.Parallel(1, d):
+                a[i, j] = a[i, j] * d + bx
+            T.copy(a, B[bx, 0])
+
+    for shape in ((3, 5), (4, 8), (3, 5)):
+        x = np.random.rand(*shape).astype(np.float32)
+        np.testing.assert_allclose(k(x), x * shape[1] + np.arange(shape[0])[:, None],
+                                   rtol=1e-6)
+    assert len(k.kernels) == 2
+    assert "memref<4x8xf32>" in k.get_ir(np.zeros((4, 8), np.float32))
