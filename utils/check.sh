@@ -8,13 +8,26 @@
 #   pytest  the end-to-end numerics suite on the CPU (test/E2E) and the
 #           Python package's tests (python/tests)
 #   cuda    every CUDA bundle of test/E2E compiled for sm_90a and sm_80
+#   asan    ASan+UBSan build of the runtime (compiler OFF) in <build>-asan:
+#           its gtests, the E2E suite through its tile-run and the Python
+#           tests through its extension
+#   fuzz    every tile-fuzz-* libFuzzer target for TILE_FUZZ_SECONDS each
+#           (a crash, leak, timeout or OOM is a failure)
 # prints a summary per suite and, as its very last line, "N passed, N failed"
 # over all suites. Exits non-zero on any failure, including a setup or build
 # error (counted as one failure). Works from any directory.
 #
 # Options: -k/--keep-going  run the suites even when the build failed
 #          --no-build       skip setup and build; run the suites as built
-# Environment: see utils/lib/setup.sh (TILE_BUILD_DIR, TILE_JOBS, ...).
+#          --no-asan        skip the asan stage (and the fuzz stage)
+#          --no-fuzz        skip the fuzz stage
+# Environment: see utils/lib/setup.sh (TILE_BUILD_DIR, TILE_JOBS, ...);
+#   TILE_FUZZ_SECONDS  seconds per fuzzer (default 60; 0: run the seeds and
+#                      the saved corpus once)
+
+# san_configure / san_build run setup.sh's functions in subshells with
+# another build directory:
+# shellcheck disable=SC2030,SC2031
 set -uo pipefail
 
 # shellcheck source=utils/lib/setup.sh
@@ -22,12 +35,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 
 KEEP_GOING=0
 NO_BUILD=0
+NO_ASAN=0
+NO_FUZZ=0
 for arg in "$@"; do
   case "$arg" in
     -k | --keep-going) KEEP_GOING=1 ;;
     --no-build) NO_BUILD=1 ;;
+    --no-asan) NO_ASAN=1 NO_FUZZ=1 ;;
+    --no-fuzz) NO_FUZZ=1 ;;
     -h | --help)
-      sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,/^$/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -189,6 +206,197 @@ run_cuda_bundles() {
   record_suite cuda "${PIPESTATUS[0]}" "$xml" "$log"
 }
 
+# ---- sanitizers and fuzzers (docs/building.md, "Fuzzing and sanitizers") ----
+
+ASAN_DIR="${TILE_BUILD_DIR}-asan"
+FUZZ_DIR="${TILE_BUILD_DIR}-fuzz"
+SANITIZERS=address,undefined
+# Every run: leaks are errors in the C++ programs; the Python interpreter
+# itself leaks by design, so not there.
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+
+# san_configure DIR CMAKE_ARGS...: tile_configure into DIR, sanitized.
+san_configure() {
+  local dir="$1"
+  shift
+  (
+    TILE_BUILD_DIR="$dir"
+    TILE_LOG_DIR="$dir/logs"
+    TILE_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILE_SANITIZE=$SANITIZERS -DTILE_ENABLE_FUZZERS=ON $* ${TILE_CMAKE_ARGS:-}"
+    tile_configure
+  )
+}
+
+# san_build DIR [targets]
+san_build() {
+  local dir="$1"
+  shift
+  (
+    TILE_BUILD_DIR="$dir"
+    TILE_LOG_DIR="$dir/logs"
+    tile_build "$@"
+  )
+}
+
+run_asan() {
+  mkdir -p "$ASAN_DIR/logs" "$ASAN_DIR/test-results"
+  if ((NO_BUILD == 0)); then
+    if ! san_configure "$ASAN_DIR" -DTILE_ENABLE_COMPILER=OFF; then
+      stage_failed "asan configure" "$ASAN_DIR/logs/configure.log"
+      return 1
+    fi
+    if ! san_build "$ASAN_DIR"; then
+      stage_failed "asan build" "$ASAN_DIR/logs/build.log"
+      return 1
+    fi
+  fi
+  local xml="$ASAN_DIR/test-results/ctest.xml" log="$ASAN_DIR/logs/ctest.log"
+  rm -f "$xml"
+  tile_step "asan: ctest $ASAN_DIR"
+  ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    ctest --test-dir "$ASAN_DIR" -j "$TILE_JOBS" --output-on-failure \
+    --no-tests=ignore --output-junit "$xml" 2>&1 | tee "$log"
+  record_suite asan "${PIPESTATUS[0]}" "$xml" "$log"
+
+  # The E2E suite: kernels compiled by the main build's tilec, run by the
+  # sanitized tile-run (both backends).
+  local tilec="$TILE_BUILD_DIR/bin/tilec"
+  xml="$ASAN_DIR/test-results/e2e.xml" log="$ASAN_DIR/logs/e2e.log"
+  rm -f "$xml"
+  if [[ -x "$tilec" && -d "$TILE_ROOT/test/E2E" ]]; then
+    tile_step "asan: pytest test/E2E through $ASAN_DIR/bin/tile-run"
+    (
+      cd "$TILE_ROOT" &&
+        TILE_BUILD_DIR="$ASAN_DIR" TILE_TILEC="$tilec" \
+          ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+          py -m pytest -q -p no:cacheprovider --rootdir="$TILE_ROOT" \
+          --junitxml="$xml" test/E2E
+    ) 2>&1 | tee "$log"
+    local rc="${PIPESTATUS[0]}"
+    ((rc == 5)) && rc=0
+    record_suite asan-e2e "$rc" "$xml" "$log"
+  else
+    SUMMARY+=("asan-e2e: skipped (no tilec in $TILE_BUILD_DIR)")
+  fi
+
+  # The Python tests through the sanitized extension: the interpreter is
+  # not instrumented, so the ASan runtime is preloaded into it.
+  local asanrt
+  asanrt="$(clang-22 -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)"
+  xml="$ASAN_DIR/test-results/python.xml" log="$ASAN_DIR/logs/python.log"
+  rm -f "$xml"
+  if [[ -x "$tilec" && -f "$asanrt" && -d "$ASAN_DIR/python_packages/tile" ]]; then
+    tile_step "asan: pytest python/tests through the sanitized extension"
+    (
+      cd "$TILE_ROOT" &&
+        PATH="$ASAN_DIR/bin:$PATH" TILE_BUILD_DIR="$ASAN_DIR" TILE_TILEC="$tilec" \
+          PYTHONPATH="$ASAN_DIR/python_packages:$TILE_ROOT/python" \
+          LD_PRELOAD="$asanrt" ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+          py -m pytest -q -p no:cacheprovider --rootdir="$TILE_ROOT" \
+          --junitxml="$xml" python/tests
+    ) 2>&1 | tee "$log"
+    local rc="${PIPESTATUS[0]}"
+    ((rc == 5)) && rc=0
+    record_suite asan-py "$rc" "$xml" "$log"
+  else
+    SUMMARY+=("asan-py: skipped (needs tilec, the ASan runtime and the extension)")
+  fi
+}
+
+# The fuzzers of DIR's bin/ (tile-fuzz-<name>), one name per line.
+fuzzers_in() {
+  local f
+  for f in "$1"/bin/tile-fuzz-*; do
+    [[ -x "$f" ]] && echo "${f##*/tile-fuzz-}"
+  done
+}
+
+run_fuzz() {
+  local secs="${TILE_FUZZ_SECONDS:-60}"
+  # The runtime fuzzers come with the asan build. A fuzzer folder that
+  # build does not produce needs the compiler: a second sanitized build
+  # (compiler ON, no tests, no Python) builds just those fuzzers.
+  local name missing=()
+  for name in "$TILE_ROOT"/tools/fuzz/*/CMakeLists.txt; do
+    [[ -f "$name" ]] || continue
+    name="$(basename "$(dirname "$name")")"
+    [[ -x "$ASAN_DIR/bin/tile-fuzz-$name" ]] || missing+=("$name")
+  done
+  if ((${#missing[@]} > 0)); then
+    if ((NO_BUILD == 0)); then
+      if san_configure "$FUZZ_DIR" -DTILE_ENABLE_COMPILER=ON \
+        -DTILE_ENABLE_RUNTIME=ON -DTILE_ENABLE_TESTS=OFF -DTILE_ENABLE_PYTHON=OFF; then
+        local targets=("${missing[@]/#/tile-fuzz-}")
+        if ! san_build "$FUZZ_DIR" "${targets[@]}"; then
+          stage_failed "fuzz build (${missing[*]})" "$FUZZ_DIR/logs/build.log"
+        fi
+      else
+        stage_failed "fuzz configure" "$FUZZ_DIR/logs/configure.log"
+      fi
+    fi
+  fi
+  local dir total_inputs=0 stats=() runs=()
+  while IFS= read -r name; do
+    [[ -n "$name" ]] && runs+=("$ASAN_DIR:$name")
+  done < <(fuzzers_in "$ASAN_DIR")
+  for name in "${missing[@]}"; do
+    if [[ -x "$FUZZ_DIR/bin/tile-fuzz-$name" ]]; then
+      runs+=("$FUZZ_DIR:$name")
+    else
+      TOTAL_FAILED=$((TOTAL_FAILED + 1))
+      stats+=("tile-fuzz-$name: not built (see $FUZZ_DIR/logs/build.log)")
+    fi
+  done
+  local run
+  for run in "${runs[@]}"; do
+    dir="${run%%:*}" name="${run#*:}"
+    mkdir -p "$dir/logs"
+    local work="$dir/fuzz/$name" bin="$dir/bin/tile-fuzz-$name"
+    local log="$dir/logs/fuzz-$name.log" args=()
+    rm -rf "$work/seeds"
+    mkdir -p "$work/seeds" "$work/corpus" "$work/crashes"
+    py "$TILE_ROOT/utils/lib/fuzz-seeds.py" "$name" "$work/seeds" \
+      --tilec "$TILE_BUILD_DIR/bin/tilec" \
+      --fixtures "$TILE_BUILD_DIR/test/Runtime" >/dev/null 2>&1 ||
+      tile_note "fuzz $name: seed generation failed (starting without)"
+    [[ -f "$TILE_ROOT/tools/fuzz/$name/$name.dict" ]] &&
+      args+=("-dict=$TILE_ROOT/tools/fuzz/$name/$name.dict")
+    if ((secs > 0)); then
+      args+=("-max_total_time=$secs")
+    else
+      args+=("-runs=0")
+    fi
+    local seeds=("$work/seeds")
+    [[ -d "$TILE_ROOT/tools/fuzz/$name/seeds" ]] &&
+      seeds+=("$TILE_ROOT/tools/fuzz/$name/seeds")
+    tile_step "fuzz: tile-fuzz-$name for ${secs}s"
+    ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+      timeout -k 10 $((secs + 300)) "$bin" "${args[@]}" -print_final_stats=1 \
+      -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=25 \
+      -artifact_prefix="$work/crashes/" "$work/corpus" "${seeds[@]}" \
+      >"$log" 2>&1
+    local rc=$? inputs
+    inputs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)"
+    inputs="${inputs:-0}"
+    total_inputs=$((total_inputs + inputs))
+    if ((rc == 0)); then
+      TOTAL_PASSED=$((TOTAL_PASSED + 1))
+      stats+=("tile-fuzz-$name: $inputs inputs, no crash")
+    else
+      TOTAL_FAILED=$((TOTAL_FAILED + 1))
+      local artifact
+      artifact="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)"
+      stats+=("tile-fuzz-$name: $inputs inputs, FAILED (exit $rc; ${artifact:-no artifact}; log: $log)")
+      tail -n 30 "$log"
+    fi
+  done
+  SUMMARY+=("fuzz:   ${#stats[@]} targets, $total_inputs inputs in ${secs}s each")
+  local line
+  for line in "${stats[@]}"; do
+    SUMMARY+=("          $line")
+  done
+}
+
 main() {
   mkdir -p "$TILE_LOG_DIR" "$RESULTS" 2>/dev/null || {
     stage_failed "setup" "cannot create $TILE_LOG_DIR"
@@ -216,6 +424,9 @@ main() {
   run_ctest
   run_pytest
   run_cuda_bundles
+  if ((NO_ASAN == 0)) && run_asan && ((NO_FUZZ == 0)); then
+    run_fuzz
+  fi
   finish
 }
 

@@ -77,6 +77,21 @@ def _builder_fingerprint(builder):
         return getattr(builder, "__qualname__", repr(builder))
 
 
+def _code_fingerprint(func):
+    """What a function computes, independent of where it is written: its
+    bytecode, constants and names (inspect.getsource of a lambda would be
+    the whole statement around it)."""
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return _builder_fingerprint(func)
+
+    def walk(c):
+        consts = [walk(k) if hasattr(k, "co_code") else repr(k)
+                  for k in c.co_consts]
+        return [c.co_code.hex(), consts, list(c.co_names), list(c.co_varnames)]
+    return hashlib.sha256(json.dumps(walk(code)).encode()).hexdigest()
+
+
 def _input_signature(x):
     """What of an input the winner depends on: shape and dtype of a tensor
     (numpy, torch, cupy, jax, ... anything with .shape and .dtype), type and
@@ -150,7 +165,7 @@ def autotune(builder, configs, reference=None, inputs=None, shapes=None,
                "inputs": (None if inputs is None
                           else [_input_signature(x) for x in inputs]),
                "reference": (None if reference is None
-                             else _builder_fingerprint(reference)),
+                             else _code_fingerprint(reference)),
                "rtol": rtol, "atol": atol}
     key = hashlib.sha256(json.dumps(key_doc, sort_keys=True,
                                     default=repr).encode()).hexdigest()

@@ -3,7 +3,8 @@ them with tile-run through a chosen backend, compare against a float64
 reference (numpy; torch on the GPU when TILE_E2E_TARGET=cuda and torch
 sees a CUDA device).
 
-The build directory comes from $TILE_BUILD_DIR (default: <repo>/build)."""
+The build directory comes from $TILE_BUILD_DIR (default: <repo>/build);
+$TILE_TILEC overrides its tilec."""
 
 import functools
 import hashlib
@@ -18,7 +19,9 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("TILE_BUILD_DIR", REPO / "build"))
 if not BUILD.is_absolute():
     BUILD = REPO / BUILD
-TILEC = BUILD / "bin" / "tilec"
+# TILE_TILEC: a compiler from another build (utils/check.sh's sanitizer
+# stage runs its runtime-only build's tile-run on kernels of the main tilec).
+TILEC = pathlib.Path(os.environ.get("TILE_TILEC") or BUILD / "bin" / "tilec")
 TILE_RUN = BUILD / "bin" / "tile-run"
 KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
 EXAMPLES = REPO / "examples"

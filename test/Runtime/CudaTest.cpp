@@ -971,7 +971,7 @@ TEST(CudaMock, DeviceCodeMetadataHash) {
   mock->has_hash = 0;
 }
 
-TEST(CudaPlan, EntryKernelRoles) {
+TEST(CudaPlan, EntryRolesAndTruncatedNativeSo) {
   // A variant kernel takes trailing tensor-map params: it must not double
   // as entry.kernel; and entry.kernel cannot be a host entry point.
   json m = cudaAddVariantMeta();
@@ -987,4 +987,12 @@ TEST(CudaPlan, EntryKernelRoles) {
   EXPECT_EQ(r.message, "bundle metadata: entry.kernel 'add__tile_native' has "
                        "the native wrapper's (entry.native) name, not a device "
                        "kernel's");
+  // A truncated native.so is refused at load, before it could be dlopen()ed.
+  std::string so = readFile(TILE_TEST_ADD_CUDA_SO);
+  r = tryLoad(tile::bundle::write({{"metadata", cudaAddMeta().dump()},
+                                   {"cubin", fakeCubin()},
+                                   {"native.so", so.substr(0, so.size() / 2)}}));
+  EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR);
+  EXPECT_EQ(r.message.rfind("section 'native.so' ", 0), 0u)
+      << r.message;
 }
