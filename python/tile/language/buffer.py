@@ -14,7 +14,7 @@ import re
 from . import dtypes as _dt
 from .errors import user_error
 from .expr import Scalar, as_index, binary, cast, compare, index_value, operand, static_difference
-from .ir import VALUE_CLASSES, MemRefType, Value, active, current
+from .ir import VALUE_CLASSES, Value, active, current
 
 
 # ---- dims ------------------------------------------------------------------
