@@ -167,7 +167,9 @@ class Region:
 
     @property
     def whole(self):
-        return (all(self.keep) and all(s == 0 for s in self.starts) and
+        def zero(s):  # a Python 0 or a constant 0 (never an op: Scalar == emits)
+            return (s == 0) if isinstance(s, int) else getattr(s, "const", None) == 0
+        return (all(self.keep) and all(zero(s) for s in self.starts) and
                 all(e is None or e == d for e, d in zip(self.extents, self.buffer.type.shape)))
 
 
