@@ -407,3 +407,13 @@ def test_verifier_errors_name_the_python_line(tile_opt, tmp_path):
     r = opt(tile_opt, k.script(), tmp_path)
     assert r.returncode != 0
     assert f"{THIS}:{lineno(k.fn, '# mark')}:" in r.stderr
+
+
+def test_error_copy_into_part_of_an_onchip_buffer():
+    def f():
+        @T.prim_func
+        def k(A: T.Tensor((N, 64), "float32")):
+            with T.Kernel(4) as bx:
+                a = T.alloc_fragment((8, 64), "float32")
+                T.copy(A[bx * 8, 0], a[bx, 0])  # mark
+    _raises(f, "# mark", "the on-chip side must be a whole buffer")

@@ -32,10 +32,13 @@ from .dtypes import (DType, bfloat16, dtype, float8_e4m3fn, float8_e5m2,
                      float16, float32, float64, int8, int16, int32, int64)
 from .dtypes import boolean as bool  # noqa: A001 - T.bool, as in TileLang
 from .errors import TileLangError
-from .expr import (cast, ceildiv, fma, if_then_else, infinity, max_value,
-                   min_value, sigmoid)
+from .expr import cast, ceildiv, if_then_else
 from .expr import max_ as max  # noqa: A001
 from .expr import min_ as min  # noqa: A001
+from .math_fns import (ceil, cos, erf, exp, exp2, fma, floor, infinity, log,
+                       log1p, log2, log10, max_value, min_value, rsqrt,
+                       sigmoid, sin, sqrt, tan, tanh, trunc)
+from .math_fns import round_even as round  # noqa: A001 - half to even
 from .ops import (alloc_fragment, alloc_local, alloc_shared, atomic_add,
                   atomic_max, atomic_min, clear, copy, fill, gemm, reduce,
                   reduce_absmax, reduce_abssum, reduce_max, reduce_min,
@@ -52,35 +55,6 @@ e5m2_float8 = float8_e5m2
 def Cast(dtype, value):  # noqa: N802 - TileLang's spelling
     """T.Cast(dtype, x) == T.cast(x, dtype)."""
     return cast(value, dtype)
-
-
-def _math(name):
-    from .expr import unary_math
-
-    def f(x):
-        return unary_math(name, x)
-    f.__name__ = name
-    f.__doc__ = f"T.{name}(x): element-wise {name} (math dialect); ints become float32."
-    return f
-
-
-exp = _math("exp")
-exp2 = _math("exp2")
-log = _math("log")
-log2 = _math("log2")
-log10 = _math("log10")
-log1p = _math("log1p")
-sqrt = _math("sqrt")
-rsqrt = _math("rsqrt")
-sin = _math("sin")
-cos = _math("cos")
-tan = _math("tan")
-tanh = _math("tanh")
-erf = _math("erf")
-floor = _math("floor")
-ceil = _math("ceil")
-trunc = _math("trunc")
-round = _math("round")  # noqa: A001 - round half to even
 
 
 def abs(x):  # noqa: A001

@@ -14,7 +14,7 @@ import re
 from . import dtypes as _dt
 from .errors import user_error
 from .expr import Scalar, as_index, binary, cast, compare, index_value, operand, static_difference
-from .ir import VALUE_CLASSES, MemRefType, Value, active, current
+from .ir import VALUE_CLASSES, Value, active, current
 
 
 # ---- dims ------------------------------------------------------------------
@@ -167,7 +167,9 @@ class Region:
 
     @property
     def whole(self):
-        return (all(self.keep) and all(s == 0 for s in self.starts) and
+        def zero(s):  # a Python 0 or a constant 0 (never an op: Scalar == emits)
+            return (s == 0) if isinstance(s, int) else getattr(s, "const", None) == 0
+        return (all(self.keep) and all(zero(s) for s in self.starts) and
                 all(e is None or e == d for e, d in zip(self.extents, self.buffer.type.shape)))
 
 

@@ -8,7 +8,7 @@ T.float32(x) converts x (a Python number becomes a typed constant)."""
 import math
 import struct
 
-from .errors import TileLangError, user_error
+from .errors import user_error
 
 
 class DType(str):
@@ -141,15 +141,6 @@ def promote(a, b):
     return a if a.bits >= b.bits else b
 
 
-def python_type_of(value):
-    """The dtype a Python constant takes when nothing else decides."""
-    if isinstance(value, bool):
-        return boolean
-    if isinstance(value, int):
-        return index
-    return float32
-
-
 _FLOAT_SPECIAL = {
     # (inf, -inf, nan) bit patterns
     "f16": (0x7C00, 0xFC00, 0x7E00),
@@ -206,4 +197,4 @@ def fold_to_type(value, dt):
     return v
 
 
-__all__ = ["DType", "DTYPES", "dtype", "promote", "literal", "TileLangError"]
+__all__ = ["DType", "DTYPES", "dtype", "promote", "literal"]

@@ -313,10 +313,6 @@ class FuncBuilder:
             b, child = b.parent, b.owner
         return b, child
 
-    def region(self, op, kind, loc=None):
-        """A new block for a region of op (not yet pushed)."""
-        return Block(self.block, op, kind, loc or op.loc)
-
 
 class Slot:
     """Op text filled in after the op was created (e.g. a launch's raster
