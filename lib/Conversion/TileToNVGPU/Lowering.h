@@ -180,8 +180,8 @@ private:
 /// then).
 /// mma.sync (Gemm.cpp).
 LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op);
-/// cp.async (CopyAsync.cpp): 16-byte copies of a global tile into a shared buffer; emits
-/// `scalarPath` under a runtime check for the unaligned case.
+/// cp.async (CopyAsync.cpp): 16-byte copies of a global tile into a shared
+/// buffer; emits `scalarPath` under a runtime check for the unaligned case.
 /// With `commitAndWait` false (producers of a software pipeline) only the
 /// cp.async are issued; the caller commits the group and waits.
 LogicalResult lowerCopyAsync(KernelLowering &kl, CopyOp op,
