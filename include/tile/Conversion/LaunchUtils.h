@@ -1,10 +1,11 @@
 //===- LaunchUtils.h - shared helpers of the launch outliners ---*- C++ -*-===//
 //
-// What convert-tile-launch-to-cpu, convert-tile-to-nvgpu (and
-// tile-attach-metadata) share: finding the kernels and their launch,
-// recomputing the prelude values a launch body uses, the block
-// rasterization remap, and the reduce combinators of the lowerings
-// (convert-tile-to-scf is the reference, the GPU lowering must agree).
+// What convert-tile-launch-to-cpu, convert-tile-to-nvgpu,
+// convert-tile-gemm-to-sm90 (and tile-attach-metadata) share: finding the
+// kernels and their launch, recomputing the prelude values a launch body
+// uses, the block rasterization remap, and the reduce combinators of the
+// lowerings (convert-tile-to-scf is the reference, the GPU lowering must
+// agree).
 //
 // Never include mlir/Dialect/SCF/Utils/Utils.h next to this header: its
 // free function mlir::tile() collides with namespace mlir::tile.
@@ -42,12 +43,15 @@ std::pair<Value, Value> rasterize(OpBuilder &b, Location loc,
                                   Value gx, Value gy);
 
 /// Clones the body of `launch` at `b`'s insertion point: the prelude values
-/// it uses (cloneComputation), the block indices mapped to `blockIdx`
-/// (rasterized when the launch asks for it, with `gridDim`), then its ops.
+/// it uses (cloneComputation; those `mapping` already maps are reused), the
+/// block indices mapped to `blockIdx` (rasterized when the launch asks for
+/// it, with `gridDim`), then its ops, or only those `filter` accepts (the
+/// sm90 kernels take just the index computations of the tile origins).
 /// `mapping` must already map the kernel's arguments.
 LogicalResult cloneLaunchBody(OpBuilder &b, LaunchOp launch,
                               IRMapping &mapping, ArrayRef<Value> blockIdx,
-                              ArrayRef<Value> gridDim);
+                              ArrayRef<Value> gridDim,
+                              function_ref<bool(Operation &)> filter = {});
 
 /// The memref.atomic_rmw kind of a tile atomic on elements of `type`
 /// (float: addf / maximumf / minimumf; integer: addi / maxs / mins).

@@ -76,10 +76,10 @@ std::pair<Value, Value> mlir::tile::rasterize(OpBuilder &b, Location loc,
                   : std::make_pair(newMinor, newMajor);
 }
 
-LogicalResult mlir::tile::cloneLaunchBody(OpBuilder &b, LaunchOp launch,
-                                          IRMapping &mapping,
-                                          ArrayRef<Value> blockIdx,
-                                          ArrayRef<Value> gridDim) {
+LogicalResult
+mlir::tile::cloneLaunchBody(OpBuilder &b, LaunchOp launch, IRMapping &mapping,
+                            ArrayRef<Value> blockIdx, ArrayRef<Value> gridDim,
+                            function_ref<bool(Operation &)> filter) {
   SmallVector<Value> idx(blockIdx);
   if (auto raster = launch.getRasterAttr()) {
     auto [bx, by] = rasterize(b, launch.getLoc(), raster, idx[0], idx[1],
@@ -96,7 +96,8 @@ LogicalResult mlir::tile::cloneLaunchBody(OpBuilder &b, LaunchOp launch,
   for (unsigned d = 0; d < launch.getGridRank(); ++d)
     mapping.map(launch.getBlockIndices()[d], idx[d]);
   for (Operation &op : launch.getBodyBlock().without_terminator())
-    b.clone(op, mapping);
+    if (!filter || filter(op))
+      b.clone(op, mapping);
   return success();
 }
 

@@ -1,7 +1,7 @@
 //===- Copy.cpp - tile.copy to per-thread code ----------------------------===//
 //
-// Global, shared, fragment and local tiles in any combination (cp.async in
-// Gemm.cpp).
+// Global, shared, fragment and local tiles in any combination (global ->
+// shared through cp.async in CopyAsync.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,17 +1,13 @@
-//===- Gemm.cpp - tensor-core gemm and cp.async fast paths ----------------===//
+//===- Gemm.cpp - tile.gemm to per-thread code ----------------------------===//
 //
-// gemm: mma.sync (m16n8k16 f16/bf16, m16n8k8 tf32) when C has the
+// Tensor cores: mma.sync (m16n8k16 f16/bf16, m16n8k8 tf32) when C has the
 // mma accumulator layout (tile-infer-layouts), A and B are shared; operand
 // fragments come from ldmatrix (f16/bf16, any transposition) or scalar
 // shared loads (tf32). Each warp owns a (M/wm) x (N/wn) tile of C.
 //
-// copy global -> shared: 16-byte cp.async (nvgpu.device_async_copy) with
-// src-size zero fill for out-of-bounds tails (zero-byte copies for chunks
-// wholly outside, addresses not clamped), when the tile's rows are whole
-// 16-byte chunks; a runtime check (row length, start column and base
-// address alignment) falls back to the scalar copy. Producers of a
-// versioned software pipeline (Pipeline.cpp) skip the check (done once
-// before the loop) and take the iteration's range as a predicate.
+// Otherwise (SIMT): every thread accumulates the C elements its fragment
+// registers hold over K, reading A and B from on-chip buffers (a fragment A
+// operand is staged through shared memory first).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,14 +24,64 @@ using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::nvgpu_lowering;
 
-static int64_t smVersion(StringRef chip) {
-  int64_t v = 0;
-  if (!chip.consume_front("sm_"))
-    return 0;
-  chip = chip.take_while([](char c) { return c >= '0' && c <= '9'; });
-  if (chip.getAsInteger(10, v))
-    return 0;
-  return v;
+//===----------------------------------------------------------------------===//
+// gemm (SIMT unless lowerGemmMma applies)
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::lowerGemm(GemmOp op) {
+  Buffer *ab = lookup(op.getA()), *bb = lookup(op.getB()),
+         *cb = lookup(op.getC());
+  if (!ab || !bb || !cb || cb->scope != MemoryScope::fragment)
+    return op.emitError("gemm operands must be tile.alloc buffers with a "
+                        "fragment accumulator");
+  Type accType = cb->type.getElementType();
+  if (op.getClear())
+    forEachRegister(cb->registers, [&](Value r, int64_t) {
+      storeRegister(*cb, r, zeroOf(accType));
+    });
+  if (ab->scope != MemoryScope::local && bb->scope != MemoryScope::local &&
+      succeeded(lowerGemmMma(*this, op)))
+    return success();
+
+  // A fragment A operand is staged through shared memory.
+  Buffer aStage = *ab;
+  bool staged = false;
+  if (ab->scope == MemoryScope::fragment) {
+    barrier();
+    aStage.scope = MemoryScope::shared;
+    aStage.swizzle = nullptr;
+    aStage.storage = scratch(ab->type.getElementType(),
+                             numElements(ab->type.getShape()));
+    fragmentToScratch(*ab, aStage.storage);
+    barrier();
+    staged = true;
+  }
+  Type computeType = accType.isF16() ? b.getF32Type() : accType;
+  bool isFloat = isa<FloatType>(accType);
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  auto loop = scf::ForOp::create(b, loc, cst(0), cst(op.getK()), cst(1));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k = loop.getInductionVar();
+    forEachRegister(cb->registers, [&](Value r, int64_t rc) {
+      SmallVector<Value> ij = fragmentIndex(*cb, r, rc);
+      Value i = ij[0], j = ij[1];
+      Value a = loadOnChip(aStage, ta ? ValueRange{k, i} : ValueRange{i, k});
+      Value bv = loadOnChip(*bb, tb ? ValueRange{j, k} : ValueRange{k, j});
+      a = convert(a, computeType);
+      bv = convert(bv, computeType);
+      Value c = convert(loadRegister(*cb, r), computeType);
+      Value sum = isFloat ? (Value)arith::AddFOp::create(
+                                b, loc, c, arith::MulFOp::create(b, loc, a, bv))
+                          : (Value)arith::AddIOp::create(
+                                b, loc, c, arith::MulIOp::create(b, loc, a, bv));
+      storeRegister(*cb, r, convert(sum, accType));
+    });
+  }
+  if (staged)
+    barrier();
+  return success();
 }
 
 LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
@@ -288,144 +334,5 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   emitStep(loop.getInductionVar());
-  return success();
-}
-
-std::optional<int64_t>
-mlir::tile::nvgpu_lowering::copyAsyncVector(KernelLowering &kl, CopyOp op) {
-  Buffer *db = kl.lookup(op.getTarget());
-  Value src = op.getSource();
-  auto srcType = dyn_cast<MemRefType>(src.getType());
-  if (!db || db->scope != MemoryScope::shared || kl.lookup(src) || !srcType)
-    return std::nullopt;
-  Type elt = db->type.getElementType();
-  if (smVersion(kl.chip) < 80 || srcType.getElementType() != elt ||
-      !elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() < 8)
-    return std::nullopt;
-  int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
-  int64_t vec = 16 / eltBytes;
-  if (db->type.getShape().back() % vec)
-    return std::nullopt;
-  if (db->swizzle && db->swizzle.getBits() && db->swizzle.getBase() < 4)
-    return std::nullopt;
-  return vec;
-}
-
-Value mlir::tile::nvgpu_lowering::copyAsyncAligned(KernelLowering &kl,
-                                                   CopyOp op) {
-  OpBuilder &b = kl.b;
-  Location loc = kl.loc;
-  Value src = op.getSource();
-  int64_t rank = cast<MemRefType>(src.getType()).getRank();
-  int64_t vec = *copyAsyncVector(kl, op);
-  Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
-  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src);
-  auto zeroRem = [&](Value v, int64_t m) -> Value {
-    Value r = arith::RemUIOp::create(b, loc, v, kl.cst(m));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, r,
-                                 kl.cst(0));
-  };
-  return arith::AndIOp::create(b, loc, zeroRem(lastDim, vec),
-                               zeroRem(ptr, 16));
-}
-
-LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
-    KernelLowering &kl, CopyOp op, function_ref<void()> scalarPath,
-    bool commitAndWait) {
-  OpBuilder &b = kl.b;
-  Location loc = kl.loc;
-  std::optional<int64_t> maybeVec = copyAsyncVector(kl, op);
-  if (!maybeVec)
-    return failure();
-  Buffer *db = kl.lookup(op.getTarget());
-  Value src = op.getSource();
-  int64_t vec = *maybeVec;
-  ArrayRef<int64_t> shape = db->type.getShape();
-  int64_t rank = shape.size();
-  Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
-  // A producer of a versioned pipeline (lowerPipelined) is aligned for the
-  // whole loop: no check here; `guard` false makes every chunk zero-byte.
-  bool aligned = kl.alignedCopies.contains(op);
-  Value guard = kl.copyGuards.lookup(op);
-
-  // Runtime: rows of the global tensor and the start column are whole
-  // 16-byte chunks and the base address is 16-byte aligned.
-  OpBuilder::InsertionGuard outer(b);
-  if (!aligned) {
-    Value start = op.getSourceIndices().back();
-    Value startOk = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, start, kl.cst(vec)), kl.cst(0));
-    Value ok = arith::AndIOp::create(b, loc, copyAsyncAligned(kl, op), startOk);
-    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scalarPath();
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  }
-  {
-    int64_t chunks = 1;
-    for (int64_t d : shape)
-      chunks *= d;
-    chunks /= vec;
-    auto tokenType = ::mlir::nvgpu::DeviceAsyncTokenType::get(b.getContext());
-    // Chunk c = tid + j * threads; unrolled (constant j) so that the
-    // address arithmetic folds and the copies are independent.
-    std::function<void(function_ref<void(Value)>)> forEachChunk =
-        [&](function_ref<void(Value)> fn) {
-      for (int64_t j = 0; j * kl.threads < chunks; ++j) {
-        Value c = arith::AddIOp::create(b, loc, kl.tid,
-                                        kl.cst(j * kl.threads));
-        if ((j + 1) * kl.threads <= chunks) {
-          fn(c);
-          continue;
-        }
-        kl.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
-                                        kl.cst(chunks)),
-                  [&] { fn(c); });
-      }
-    };
-    if (chunks > 64 * kl.threads)
-      forEachChunk = [&](function_ref<void(Value)> fn) {
-        kl.forEachLinear(chunks, fn);
-      };
-    forEachChunk([&](Value c) {
-      Value first = arith::MulIOp::create(b, loc, c, kl.cst(vec));
-      SmallVector<Value> idx = kl.delinearize(shape, first);
-      SmallVector<Value> gidx;
-      Value rowOk = guard;
-      for (int64_t d = 0; d < rank; ++d) {
-        Value gd = arith::AddIOp::create(b, loc, op.getSourceIndices()[d],
-                                         idx[d]);
-        gidx.push_back(gd);
-        if (d == rank - 1)
-          break;
-        Value ext = memref::DimOp::create(b, loc, src, d);
-        Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         gd, ext);
-        rowOk = rowOk ? (Value)arith::AndIOp::create(b, loc, rowOk, in) : in;
-      }
-      // Valid elements of the chunk: clamp(lastDim - column, 0, vec). An
-      // out-of-bounds chunk is a zero-byte copy (src-size 0 reads nothing,
-      // so its address needs no clamping).
-      Value col = gidx.back();
-      Value colIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          col, lastDim);
-      Value left = arith::SubIOp::create(b, loc, lastDim, col);
-      Value valid = arith::MinUIOp::create(b, loc, left, kl.cst(vec));
-      Value any = rowOk ? (Value)arith::AndIOp::create(b, loc, rowOk, colIn)
-                        : colIn;
-      valid = arith::SelectOp::create(b, loc, any, valid, kl.cst(0));
-      Value dst = kl.sharedIndex(*db, idx);
-      ::mlir::nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, tokenType, db->storage, ValueRange{dst}, src, gidx,
-          b.getIndexAttr(vec), valid, /*bypassL1=*/b.getUnitAttr());
-    });
-    if (commitAndWait) {
-      Value group = ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(
-          b, loc, tokenType, ValueRange{});
-      ::mlir::nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                               b.getI32IntegerAttr(0));
-    }
-  }
   return success();
 }

@@ -8,9 +8,10 @@
 // with barriers around it. The semantics are those of convert-tile-to-scf
 // (lib/Conversion/TileToSCF/TileToSCF.cpp), out-of-bounds rules included.
 //
-// This file: the helpers, buffer creation, fill, the SIMT gemm, atomics and
-// the driver (run). The other ops: Copy.cpp, Reduce.cpp, Parallel.cpp,
-// Pipeline.cpp (tile.pipelined), Gemm.cpp (mma.sync, cp.async).
+// This file: the helpers, buffer creation, fill, atomics and the driver
+// (run). The other ops: Copy.cpp (CopyAsync.cpp: cp.async), Gemm.cpp
+// (mma.sync and SIMT), Reduce.cpp, Parallel.cpp, Pipeline.cpp
+// (tile.pipelined).
 //
 //===----------------------------------------------------------------------===//
 
@@ -428,66 +429,6 @@ LogicalResult KernelLowering::lowerFill(Operation *op, Value buffer,
     });
     return success();
   }
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// gemm (SIMT fallback; tensor cores in Gemm.cpp)
-//===----------------------------------------------------------------------===//
-
-LogicalResult KernelLowering::lowerGemm(GemmOp op) {
-  Buffer *ab = lookup(op.getA()), *bb = lookup(op.getB()),
-         *cb = lookup(op.getC());
-  if (!ab || !bb || !cb || cb->scope != MemoryScope::fragment)
-    return op.emitError("gemm operands must be tile.alloc buffers with a "
-                        "fragment accumulator");
-  Type accType = cb->type.getElementType();
-  if (op.getClear())
-    forEachRegister(cb->registers, [&](Value r, int64_t) {
-      storeRegister(*cb, r, zeroOf(accType));
-    });
-  if (ab->scope != MemoryScope::local && bb->scope != MemoryScope::local &&
-      succeeded(lowerGemmMma(*this, op)))
-    return success();
-
-  // A fragment A operand is staged through shared memory.
-  Buffer aStage = *ab;
-  bool staged = false;
-  if (ab->scope == MemoryScope::fragment) {
-    barrier();
-    aStage.scope = MemoryScope::shared;
-    aStage.swizzle = nullptr;
-    aStage.storage = scratch(ab->type.getElementType(),
-                             numElements(ab->type.getShape()));
-    fragmentToScratch(*ab, aStage.storage);
-    barrier();
-    staged = true;
-  }
-  Type computeType = accType.isF16() ? b.getF32Type() : accType;
-  bool isFloat = isa<FloatType>(accType);
-  bool ta = op.getTransposeA(), tb = op.getTransposeB();
-  auto loop = scf::ForOp::create(b, loc, cst(0), cst(op.getK()), cst(1));
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value k = loop.getInductionVar();
-    forEachRegister(cb->registers, [&](Value r, int64_t rc) {
-      SmallVector<Value> ij = fragmentIndex(*cb, r, rc);
-      Value i = ij[0], j = ij[1];
-      Value a = loadOnChip(aStage, ta ? ValueRange{k, i} : ValueRange{i, k});
-      Value bv = loadOnChip(*bb, tb ? ValueRange{j, k} : ValueRange{k, j});
-      a = convert(a, computeType);
-      bv = convert(bv, computeType);
-      Value c = convert(loadRegister(*cb, r), computeType);
-      Value sum = isFloat ? (Value)arith::AddFOp::create(
-                                b, loc, c, arith::MulFOp::create(b, loc, a, bv))
-                          : (Value)arith::AddIOp::create(
-                                b, loc, c, arith::MulIOp::create(b, loc, a, bv));
-      storeRegister(*cb, r, convert(sum, accType));
-    });
-  }
-  if (staged)
-    barrier();
   return success();
 }
 

@@ -33,6 +33,17 @@ inline bool isGlobalType(Type t) {
   return m && !m.getMemorySpace();
 }
 
+/// The SM version of a chip name ("sm_90a" -> 90; 0 when not "sm_<N>...").
+inline int64_t smVersion(StringRef chip) {
+  int64_t v = 0;
+  if (!chip.consume_front("sm_"))
+    return 0;
+  chip = chip.take_while([](char c) { return c >= '0' && c <= '9'; });
+  if (chip.getAsInteger(10, v))
+    return 0;
+  return v;
+}
+
 inline Attribute workgroupSpace(MLIRContext *ctx) {
   return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
 }
@@ -172,11 +183,12 @@ private:
   void scratchToFragment(const Buffer &buf, Value view);
 };
 
-/// Fast paths (Gemm.cpp). Return failure() when they do not apply (nothing
-/// was emitted then).
+/// Fast paths. Return failure() when they do not apply (nothing was emitted
+/// then).
+/// mma.sync (Gemm.cpp).
 LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op);
-/// cp.async 16-byte copies of a global tile into a shared buffer; emits
-/// `scalarPath` under a runtime check for the unaligned case.
+/// cp.async (CopyAsync.cpp): 16-byte copies of a global tile into a shared
+/// buffer; emits `scalarPath` under a runtime check for the unaligned case.
 /// With `commitAndWait` false (producers of a software pipeline) only the
 /// cp.async are issued; the caller commits the group and waits.
 LogicalResult lowerCopyAsync(KernelLowering &kl, CopyOp op,

@@ -2,14 +2,14 @@
 //
 // Decides, on tile IR, which pipelined loops become warp-specialized Hopper
 // kernels and how: the producer/consumer warpgroup split, register budgets
-// and pipeline depth (SM90.h). The decision is an attribute on the loop that
-// convert-tile-gemm-to-sm90 implements; the tile program itself is unchanged.
+// and pipeline depth (Analysis/WarpSpecialization.h). The decision is an
+// attribute on the loop that convert-tile-gemm-to-sm90 implements; the tile
+// program itself is unchanged.
 //
 //===----------------------------------------------------------------------===//
 
-#include "SM90.h"
-
 #include "tile/Conversion/Passes.h"
+#include "tile/Conversion/TileToSM90/Analysis/WarpSpecialization.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEWARPSPECIALIZE

@@ -1,38 +1,21 @@
-//===- SM90.h - Hopper GEMM matching shared by the sm90 passes --*- C++ -*-===//
+//===- WarpSpecialization.h - the sm90 warp-specialization plan -*- C++ -*-===//
 //
-// Internal to lib/Conversion/TileToSM90. `matchSM90Gemm` recognizes the
-// launch shape that the Hopper kernel (TMA + mbarrier + wgmma, warp
-// specialized) implements:
-//
-//   tile.launch ... {
-//     %As = tile.alloc : memref<TMxKTxT, shared>      T = f16 | bf16
-//     %Bs = tile.alloc : memref<KTxTNxT, shared>
-//     %Cf = tile.alloc : memref<TMxTNxf32, fragment>
-//     <pure index computations>
-//     tile.clear %Cf
-//     tile.pipelined %k = 0 to ceildiv(K, KT) step 1 stages(S) {
-//       <pure index computations>
-//       tile.copy %A[%m, %k*KT] to %As         A: memref<?x?xT> (row-major)
-//       tile.copy %B[%k*KT, %n] to %Bs         B: memref<?x?xT>
-//       tile.gemm %As, %Bs, %Cf
-//     }
-//     tile.copy %Cf to %C[%cm, %cn]            C: memref<?x?xf16|bf16|f32>
-//   }
-//
-// with TM in {64, 128}, TN a multiple of 64 up to 256, KT in {16, 32, 64}
-// and K = memref.dim of A's dim 1 or B's dim 0.
+// What tile-warp-specialize decides for a matched GEMM (GemmMatch.h) and
+// convert-tile-gemm-to-sm90 implements: the producer/consumer warpgroup
+// split, setmaxnreg budgets, pipeline depth and schedule (cooperative,
+// ping-pong, persistent, TMA-store epilogue). The plan travels between the
+// two passes as the `sm90.warp_specialize` dictionary on the tile.pipelined
+// loop (toAttr / fromAttr). The numbers are the Hopper target's (227 KiB of
+// shared memory, 64K registers, 132 SMs on the H100/H200).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TILE_LIB_CONVERSION_TILETOSM90_SM90_H
-#define TILE_LIB_CONVERSION_TILETOSM90_SM90_H
+#ifndef TILE_CONVERSION_TILETOSM90_ANALYSIS_WARPSPECIALIZATION_H
+#define TILE_CONVERSION_TILETOSM90_ANALYSIS_WARPSPECIALIZATION_H
 
-#include "tile/Dialect/Tile/IR/TileDialect.h"
+#include "tile/Conversion/TileToSM90/Analysis/GemmMatch.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
-
-#include <string>
 
 namespace mlir::tile::sm90 {
 
@@ -41,22 +24,6 @@ constexpr StringLiteral kWarpSpecializeAttr = "sm90.warp_specialize";
 
 /// The hardware K tile: one 128-byte swizzle row of 16-bit elements.
 constexpr int64_t kBlockK = 64;
-
-struct GemmMatch {
-  LaunchOp launch;
-  AllocOp aAlloc, bAlloc, cAlloc;
-  ClearOp clear;
-  PipelinedOp loop;
-  CopyOp copyA, copyB, copyOut;
-  GemmOp gemm;
-  Value A, B, C;                  // global memrefs (kernel arguments)
-  Value aRow, bCol, cRow, cCol;   // tile origins (defined outside the loop)
-  int64_t tileM = 0, tileN = 0, kt = 0;
-  Type inType, outType;
-};
-
-/// Returns the match or fills `why` with the first reason it fails.
-FailureOr<GemmMatch> matchSM90Gemm(PipelinedOp loop, std::string &why);
 
 /// The decision of tile-warp-specialize (read back from the attribute).
 struct WarpSpecialization {
@@ -124,6 +91,8 @@ decideWarpSpecialization(const GemmMatch &m,
                          ScheduleMode schedule = ScheduleMode::Auto,
                          EpilogueMode epilogue = EpilogueMode::Auto);
 
+/// Whether tile-warp-specialize applies to `chip` (sm_90a: wgmma and
+/// setmaxnreg need the architecture-specific target).
 bool isSM90Chip(StringRef chip);
 
 /// The default 128x256 compile's TMA-store variant runs launches of at most
@@ -134,4 +103,4 @@ constexpr int64_t kTmaStoreMaxTiles = 4 * 132;
 
 } // namespace mlir::tile::sm90
 
-#endif // TILE_LIB_CONVERSION_TILETOSM90_SM90_H
+#endif // TILE_CONVERSION_TILETOSM90_ANALYSIS_WARPSPECIALIZATION_H

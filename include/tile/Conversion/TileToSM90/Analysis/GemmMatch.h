@@ -1,0 +1,57 @@
+//===- GemmMatch.h - GEMM launches the sm90 kernel implements -*- C++ -*-===//
+//
+// An analysis of tile IR used by tile-warp-specialize (to decide) and
+// convert-tile-gemm-to-sm90 (to build): `matchSM90Gemm` recognizes the
+// launch shape that the Hopper kernel (TMA + mbarrier + wgmma, warp
+// specialized) implements:
+//
+//   tile.launch ... {
+//     %As = tile.alloc : memref<TMxKTxT, shared>      T = f16 | bf16
+//     %Bs = tile.alloc : memref<KTxTNxT, shared>
+//     %Cf = tile.alloc : memref<TMxTNxf32, fragment>
+//     <pure index computations>
+//     tile.clear %Cf
+//     tile.pipelined %k = 0 to ceildiv(K, KT) step 1 stages(S) {
+//       <pure index computations>
+//       tile.copy %A[%m, %k*KT] to %As         A: memref<?x?xT> (row-major)
+//       tile.copy %B[%k*KT, %n] to %Bs         B: memref<?x?xT>
+//       tile.gemm %As, %Bs, %Cf
+//     }
+//     tile.copy %Cf to %C[%cm, %cn]            C: memref<?x?xf16|bf16|f32>
+//   }
+//
+// with TM in {64, 128}, TN a multiple of 64 up to 256, KT in {16, 32, 64}
+// and K = memref.dim of A's dim 1 or B's dim 0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_CONVERSION_TILETOSM90_ANALYSIS_GEMMMATCH_H
+#define TILE_CONVERSION_TILETOSM90_ANALYSIS_GEMMMATCH_H
+
+#include "tile/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::tile::sm90 {
+
+struct GemmMatch {
+  LaunchOp launch;
+  AllocOp aAlloc, bAlloc, cAlloc;
+  ClearOp clear;
+  PipelinedOp loop;
+  CopyOp copyA, copyB, copyOut;
+  GemmOp gemm;
+  Value A, B, C;                  // global memrefs (kernel arguments)
+  Value aRow, bCol, cRow, cCol;   // tile origins (defined outside the loop)
+  int64_t tileM = 0, tileN = 0, kt = 0;
+  Type inType, outType;
+};
+
+/// Returns the match or fills `why` with the first reason it fails.
+FailureOr<GemmMatch> matchSM90Gemm(PipelinedOp loop, std::string &why);
+
+} // namespace mlir::tile::sm90
+
+#endif // TILE_CONVERSION_TILETOSM90_ANALYSIS_GEMMMATCH_H

@@ -1,0 +1,135 @@
+//===- ConvertTileGemmToSM90.cpp - convert-tile-gemm-to-sm90 --------------===//
+//
+// Builds the Hopper variant of a warp-specialized GEMM kernel next to the
+// generic one. For a kernel whose pipelined loop tile-warp-specialize
+// tagged (Analysis/WarpSpecialization.h):
+//
+//   gpu.module @NAME_sm90_module {
+//     gpu.func @NAME_kernel_sm90(<kernel params>, %tmaA: !llvm.ptr,
+//                                %tmaB: !llvm.ptr [, %tmaC: !llvm.ptr]) kernel
+//   }
+//
+// The body comes from the schedule's KernelBuilder (KernelBuilder.h); the
+// variant is recorded in the metadata (VariantMetadata.h). A plan with
+// tma_store_max_tiles first gets a second, TMA-store variant
+// NAME_kernel_sm90_t for small grids (the runtime tries the variants in
+// order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "VariantMetadata.h"
+
+#include "tile/Conversion/LaunchUtils.h"
+#include "tile/Conversion/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_CONVERTTILEGEMMTOSM90
+#include "tile/Conversion/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::sm90;
+
+namespace {
+
+struct ConvertTileGemmToSM90Pass
+    : public tile::impl::ConvertTileGemmToSM90Base<ConvertTileGemmToSM90Pass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<BuiltVariant, 2> variants;
+    for (func::FuncOp kernel : getKernelFunctions(module)) {
+      PipelinedOp tagged;
+      kernel.walk([&](PipelinedOp loop) {
+        if (loop->hasAttr(kWarpSpecializeAttr))
+          tagged = loop;
+      });
+      if (!tagged)
+        continue;
+      auto ws = WarpSpecialization::fromAttr(
+          tagged->getAttr(kWarpSpecializeAttr));
+      std::string why;
+      auto m = matchSM90Gemm(tagged, why);
+      if (failed(ws) || failed(m)) {
+        tagged->emitError("sm90: tagged loop no longer matches: ") << why;
+        return signalPassFailure();
+      }
+      tagged->removeAttr(kWarpSpecializeAttr);
+      // The small-grid TMA-store variant first (the runtime tries the
+      // variants in order; its "max_tiles" rule sends larger grids on).
+      if (ws->tmaStoreMaxTiles > 0) {
+        WarpSpecialization t = decideWarpSpecialization(
+            *m, PersistentMode::On, ScheduleMode::Auto, EpilogueMode::Tma);
+        if (!t.tmaStore) {
+          tagged->emitError("sm90: no TMA-store epilogue for this match");
+          return signalPassFailure();
+        }
+        auto small = build(kernel, *m, t, "_t");
+        if (failed(small))
+          return signalPassFailure();
+        small->maxTiles = ws->tmaStoreMaxTiles;
+        variants.push_back(std::move(*small));
+      }
+      auto variant = build(kernel, *m, *ws);
+      if (failed(variant))
+        return signalPassFailure();
+      variants.push_back(std::move(*variant));
+    }
+    if (failed(recordVariantMetadata(module, variants)))
+      return signalPassFailure();
+  }
+
+  /// Builds the kernel NAME_kernel_sm90<suffix> into NAME_sm90_module
+  /// (created by the first variant of the kernel).
+  FailureOr<BuiltVariant> build(func::FuncOp kernel, GemmMatch m,
+                                const WarpSpecialization &ws,
+                                StringRef suffix = "") {
+    MLIRContext *ctx = &getContext();
+    Location loc = m.launch.getLoc();
+    ModuleOp module = getOperation();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    OpBuilder b(kernel);
+    std::string name = kernel.getSymName().str();
+    auto gpuModule =
+        module.lookupSymbol<gpu::GPUModuleOp>(name + "_sm90_module");
+    if (!gpuModule)
+      gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_sm90_module");
+    b.setInsertionPointToStart(gpuModule.getBody());
+    std::unique_ptr<KernelBuilder> kb = createKernelBuilder(b, loc, m, ws);
+    // The kernel's params, then the tensor maps (CUtensorMap pointers).
+    SmallVector<Type> argTypes(kernel.getArgumentTypes());
+    unsigned nargs = argTypes.size();
+    argTypes.append(kb->numTensorMaps(), LLVM::LLVMPointerType::get(ctx));
+    std::string kernelName = name + "_kernel_sm90" + suffix.str();
+    auto fn = gpu::GPUFuncOp::create(b, loc, kernelName,
+                                     FunctionType::get(ctx, argTypes, {}));
+    fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+    fn.setKnownBlockSizeAttr(
+        DenseI32ArrayAttr::get(ctx, {(int32_t)ws.threads(), 1, 1}));
+    // One block per multiprocessor: the register cap setmaxnreg needs.
+    fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                b.getI32IntegerAttr(1));
+    Block &entry = fn.getBody().front();
+    b.setInsertionPointToStart(&entry);
+
+    IRMapping mapping;
+    for (unsigned i = 0; i < nargs; ++i)
+      mapping.map(kernel.getArgument(i), entry.getArgument(i));
+    SmallVector<Value> tensorMaps(entry.getArguments().drop_front(nargs));
+    if (failed(kb->build(mapping, tensorMaps)))
+      return failure();
+    gpu::ReturnOp::create(b, loc);
+    return BuiltVariant{kernelName, m, ws, kb->sharedBytes(), /*maxTiles=*/0};
+  }
+};
+
+} // namespace

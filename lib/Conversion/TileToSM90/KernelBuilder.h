@@ -1,0 +1,272 @@
+//===- KernelBuilder.h - the Hopper GEMM kernel skeleton ------*- C++ -*-===//
+//
+// Internal to lib/Conversion/TileToSM90 (convert-tile-gemm-to-sm90). A
+// KernelBuilder emits the body of one sm90 kernel variant for a matched
+// GEMM (Analysis/GemmMatch.h) following its plan (Analysis/
+// WarpSpecialization.h). The skeleton (KernelBuilder.cpp) is the same for
+// every schedule:
+//
+//   mapLaunch                        block indices -> the tile origins
+//   dynamic shared memory, base rounded up to 1024 bytes (128B swizzle)
+//   tensor maps; full[s] / empty[s] mbarriers; TMA prefetch; barrier
+//   nIter = ceildiv(loop trip count, 64 / KT)     (hardware K tiles)
+//   if (warpgroup >= consumers) {    the producer warpgroup
+//     setmaxnreg.dec; if (its first thread) producer()
+//   } else {                         the consumer warpgroups
+//     setmaxnreg.inc; consumer()
+//   }
+//
+// Shared memory (sharedBytes): `stages` stage buffers, each A (TMx64, one
+// TMA box) then B (64 x loadN(), boxes of 64x64), and the epilogue's
+// staging buffers, over the stage buffers or after them. Stage s of pipeline iteration g is
+// s = g % stages: the producer waits empty[s] (parity !(round & 1); a fresh
+// barrier passes parity 1), arrives on full[s] expecting the stage's
+// transaction bytes and issues the loads (emitLoad); a consumer waits
+// full[s] (parity round & 1), runs warpgroup.mma and, once wait_group 1
+// says the previous stage is no longer read, arrives on that stage's
+// empty barrier (mainLoop).
+//
+// The K tile is 64 (one 128-byte swizzle row) whatever the loop's KT: the
+// loop runs ceildiv(K, KT) iterations of KT, i.e. ceildiv(that, 64/KT)
+// hardware iterations; the columns past K are zero-filled by TMA (the
+// matcher checks that the trip count is ceildiv(K, KT), so nothing past
+// the last KT tile is inside K).
+//
+// The schedules, one builder each (createKernelBuilder picks from the
+// plan):
+//   CooperativeKernel (Cooperative.cpp)  one output tile per CTA; the
+//       consumer warpgroups split its rows; epilogue through an f32
+//       staging tile in the (then idle) stage buffers.
+//   PersistentKernel (Persistent.cpp)    one CTA per SM looping over the
+//       tiles; epilogue straight from the accumulator registers.
+//   TmaStoreKernel (TmaStore.cpp)        persistent; epilogue through
+//       swizzled staging buffers and asynchronous TMA stores.
+//   PingPongKernel (PingPong.cpp)        persistent; two consumer
+//       warpgroups alternate whole units of the tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_LIB_CONVERSION_TILETOSM90_KERNELBUILDER_H
+#define TILE_LIB_CONVERSION_TILETOSM90_KERNELBUILDER_H
+
+#include "tile/Conversion/TileToSM90/Analysis/WarpSpecialization.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace mlir::tile::sm90 {
+
+/// The skeleton every schedule shares (see the file comment).
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
+                const WarpSpecialization &ws)
+      : b(b), loc(loc), m(m), ws(ws), ctx(b.getContext()) {}
+  virtual ~KernelBuilder() = default;
+
+  /// Emits the kernel body at the builder's insertion point. `mapping`
+  /// maps the tile kernel's arguments to the gpu.func's; `tensorMaps` are
+  /// the trailing CUtensorMap pointer params (numTensorMaps() of them).
+  LogicalResult build(IRMapping &mapping, ArrayRef<Value> tensorMaps);
+
+  /// Tensor-map params the kernel takes: A's and B's (and C's, TmaStore).
+  virtual unsigned numTensorMaps() const { return 2; }
+  /// Dynamic shared memory the kernel uses: 1 KiB of alignment slack, the
+  /// stage buffers and the epilogue's staging buffers.
+  int64_t sharedBytes() const {
+    return 1024 + std::max(ws.stages * stageBytes(), stagingOverStages()) +
+           stagingAfterStages();
+  }
+
+protected:
+  //===--- the schedule -------------------------------------------------===//
+  /// Maps the launch's block indices and the launch body's index
+  /// computations (tile origins) into `mapping`; the first code emitted.
+  virtual LogicalResult mapLaunch(IRMapping &mapping) = 0;
+  /// The producer warpgroup's first thread: the TMA loads (emitLoad).
+  virtual void producer(IRMapping &mapping) = 0;
+  /// Every consumer warpgroup: the main loops (mainLoop) and epilogues.
+  virtual void consumer(IRMapping &mapping) = 0;
+  /// B columns one stage holds: the tile's (ping-pong: a unit's).
+  virtual int64_t loadN() const { return m.tileN; }
+  /// Accumulator rows per consumer warpgroup: 64 (ping-pong: the tile's).
+  virtual int64_t accRows() const { return 64; }
+  /// Arrivals that release a stage: one per consumer warpgroup (ping-pong:
+  /// the one warpgroup that read it).
+  virtual int64_t stageReaders() const { return ws.consumers; }
+  /// Byte offset of this consumer warpgroup's A rows in a stage.
+  virtual Value aRowOffset() { return mul(wg, cst(64 * kBlockK * 2)); }
+  /// Epilogue staging bytes that reuse the stage buffers (at offset 0,
+  /// once the main loop is done with them) ...
+  virtual int64_t stagingOverStages() const { return 0; }
+  /// ... and those after the stage buffers (used while the producer
+  /// refills the stages).
+  virtual int64_t stagingAfterStages() const { return 0; }
+
+  //===--- pieces the schedules share -----------------------------------===//
+  /// One pipeline iteration of the producer: `it` is the pipeline iteration
+  /// (stage, phase), `kIt` the K tile; A rows from `aRow`, B columns from
+  /// `bCol`.
+  void emitLoad(Value it, Value kIt, Value aRow, Value bCol);
+  /// The consumer's wgmma loop over the nIter K tiles, pipeline iterations
+  /// g0, g0 + 1, ...; returns the accumulator. Releases every stage but the
+  /// last it reads (the schedule releases that one after wait_group 0).
+  Value mainLoop(Value g0);
+  void namedBarrier(int64_t id, int64_t threads);
+
+  int64_t aBytes() const { return m.tileM * kBlockK * 2; }
+  int64_t bBoxBytes() const { return kBlockK * 64 * 2; }
+  int64_t stageBytes() const { return (m.tileM + loadN()) * kBlockK * 2; }
+
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value toI32(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+  }
+  Attribute smemSpace() {
+    return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  }
+  MemRefType smemType(ArrayRef<int64_t> shape, Type elt) {
+    return MemRefType::get(shape, elt, MemRefLayoutAttrInterface{},
+                           smemSpace());
+  }
+  /// A view of the dynamic shared memory at `pad + byteOffset`.
+  Value view(MemRefType type, Value byteOffset) {
+    return memref::ViewOp::create(b, loc, type, smem, add(pad, byteOffset),
+                                  ValueRange{});
+  }
+  nvgpu::TensorMapDescriptorType tmaType(ArrayRef<int64_t> box,
+                                         Type elt = {});
+
+  OpBuilder &b;
+  Location loc;
+  GemmMatch m;
+  WarpSpecialization ws;
+  MLIRContext *ctx;
+  Value smem, pad, tid, wg; // set by build()
+  Value tmaA, tmaB, tmaC;   // tmaC: TmaStoreKernel only
+  Value full, empty;        // the mbarrier groups
+  Value nIter;              // hardware K iterations per tile
+  Value signaller;          // consumers: thread 0 of the warpgroup
+};
+
+/// One tile per CTA, the launch's grid (Cooperative.cpp).
+class CooperativeKernel : public KernelBuilder {
+public:
+  using KernelBuilder::KernelBuilder;
+
+protected:
+  int64_t stagingOverStages() const override { return m.tileM * m.tileN * 4; }
+  LogicalResult mapLaunch(IRMapping &mapping) override;
+  void producer(IRMapping &mapping) override;
+  void consumer(IRMapping &mapping) override;
+  /// Accumulators -> shared f32 tile -> bounds-checked (vectorized when
+  /// aligned) stores of C.
+  void epilogue(Value acc, IRMapping &mapping);
+};
+
+/// One CTA per SM looping over the output tiles (Persistent.cpp): tile t =
+/// linear CTA id, step = number of CTAs, t -> block indices with the
+/// launch's rasterization; the global pipeline iteration carries over
+/// tiles so that stages and mbarrier parities continue; each tile's
+/// epilogue stores from registers while the producer already refills the
+/// stages for the next tile.
+class PersistentKernel : public KernelBuilder {
+public:
+  using KernelBuilder::KernelBuilder;
+
+protected:
+  LogicalResult mapLaunch(IRMapping &mapping) override;
+  void producer(IRMapping &mapping) override;
+  void consumer(IRMapping &mapping) override;
+  /// One tile's epilogue (default: epilogueFromRegisters).
+  virtual void tileEpilogue(Value acc, IRMapping &tileMapping);
+  /// After the consumer's last tile (default: nothing).
+  virtual void afterLastTile() {}
+
+  /// Maps linear tile `t`'s block indices and index computations into
+  /// `tileMapping` (a copy of the kernel's mapping).
+  void mapTile(Value t, IRMapping &tileMapping);
+  /// The linear CTA id and the number of CTAs over the whole launch grid
+  /// (correct, and without duplicated work, whatever grid is launched).
+  std::pair<Value, Value> linearCta();
+  /// The loop over this CTA's tiles; carries the global pipeline iteration
+  /// g0 of the tile's first K tile. `body(tileMapping, g0)` emits a tile.
+  void forEachTile(IRMapping &mapping,
+                   function_ref<void(IRMapping &, Value)> body);
+  /// After a tile's main loop: wait_group 0, then release the last stage
+  /// the tile read (mainLoop's releases stop one short).
+  void finishTile(Value g0);
+  /// The values of the accumulator: `blocks` inner structs (64 rows each)
+  /// of `perBlock` f32 each.
+  SmallVector<SmallVector<Value>> accumulatorValues(Value acc, int64_t blocks,
+                                                    int64_t perBlock);
+  /// Bounds-checked stores of the accumulator registers to C at the tile
+  /// origin plus (`rowOff`, `colOff`); pairs of C's element type when C's
+  /// base, N and the column are even and the columns inside N.
+  void epilogueFromRegisters(Value acc, IRMapping &mapping, Value colOff,
+                             Value rowOff);
+
+  Value numTiles;         // the launch's grid size (set by mapLaunch)
+  SmallVector<Value> grid; // the launch's grid sizes
+};
+
+/// Persistent cooperative kernel with the TMA-store epilogue (TmaStore.cpp).
+class TmaStoreKernel : public PersistentKernel {
+public:
+  using PersistentKernel::PersistentKernel;
+  unsigned numTensorMaps() const override { return 3; }
+
+protected:
+  int64_t stagingAfterStages() const override { return ws.stagingBytes(); }
+  void tileEpilogue(Value acc, IRMapping &tileMapping) override;
+  void afterLastTile() override;
+};
+
+/// The ping-pong schedule (PingPong.cpp).
+class PingPongKernel : public PersistentKernel {
+public:
+  using PersistentKernel::PersistentKernel;
+
+protected:
+  // A stage holds a unit; one consumer warpgroup reads all of it.
+  int64_t loadN() const override { return ws.unitN; }
+  int64_t accRows() const override { return m.tileM; }
+  int64_t stageReaders() const override { return 1; }
+  Value aRowOffset() override { return cst(0); }
+  void producer(IRMapping &mapping) override;
+  void consumer(IRMapping &mapping) override;
+
+  /// The number of units this CTA owns (sets ctaId and ctaCount).
+  Value localUnits();
+  /// For the CTA's unit `j`: its tile's mapping into `tileMapping` (a copy
+  /// of `mapping`); returns the unit's column offset in the tile.
+  Value mapUnit(Value j, IRMapping &mapping, IRMapping &tileMapping);
+
+  Value ctaId, ctaCount;
+};
+
+/// The builder of the schedule `ws` asks for.
+std::unique_ptr<KernelBuilder>
+createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
+                    const WarpSpecialization &ws);
+
+} // namespace mlir::tile::sm90
+
+#endif // TILE_LIB_CONVERSION_TILETOSM90_KERNELBUILDER_H

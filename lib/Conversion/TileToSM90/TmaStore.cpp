@@ -1,0 +1,104 @@
+//===- TmaStore.cpp - the persistent kernel's TMA-store epilogue ----------===//
+//
+// ws.tmaStore (persistent cooperative, 16-bit C; KernelBuilder.h): the
+// kernel takes a third tensor map (C, box 64x64, 128B swizzle); each
+// consumer warpgroup writes its accumulators 64 columns at a time into one
+// of its two swizzled 64x64 staging buffers (after the stages) and thread
+// 0 of the warpgroup stores the chunk with cp.async.bulk.tensor, reusing a
+// buffer only after wait_group.read 1; the stores overlap the next tile's
+// main loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::sm90;
+
+void TmaStoreKernel::afterLastTile() {
+  // The last tile's stores have completed before the CTA exits.
+  Value issuer = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
+  auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                       UnitAttr{});
+}
+
+void TmaStoreKernel::tileEpilogue(Value acc, IRMapping &mapping) {
+  // Accumulator layout as in epilogueFromRegisters: warp w, lane l hold,
+  // for 8-column group j, (4j, 4j+1) at row 16w + l/4, columns 8j +
+  // 2(l%4) + {0,1}, and (4j+2, 4j+3) 8 rows below. Chunk c (columns
+  // 64c..64c+63) goes to staging buffer c % 2 of this warpgroup, a 64x64
+  // tile with the 128B swizzle (16-byte unit u of row r at u ^ (r % 8));
+  // r % 8 = l / 4, so a warp's pair stores hit 32 distinct banks.
+  int64_t width = m.tileN;
+  int64_t n = width / 2;
+  auto f32 = b.getF32Type();
+  SmallVector<Value> vals = accumulatorValues(acc, 1, n)[0];
+
+  Value cRow = add(mapping.lookup(m.cRow), mul(wg, cst(64)));
+  Value cCol = mapping.lookup(m.cCol);
+  Value lane = remu(tid, cst(32));
+  Value warp = remu(divu(tid, cst(32)), cst(4));
+  Value quad = divu(lane, cst(4)); // row % 8
+  Value pairCol = mul(remu(lane, cst(4)), cst(2));
+  Value row0 = add(mul(warp, cst(16)), quad);
+  Value row1 = add(row0, cst(8));
+  Value issuer = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
+  int64_t barrier = 4 + 0; // + wg below (ids 4, 5; 1-3 are taken)
+  Value barId = toI32(add(wg, cst(barrier)));
+  auto bar = [&]() {
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, barId, i32(128),
+                            /*reductionOp=*/{}, /*reductionPredicate=*/Value{});
+  };
+  auto v2f32 = VectorType::get({2}, f32);
+  auto v2out = VectorType::get({2}, m.outType);
+  Value bufBase = add(cst(ws.stages * stageBytes()), mul(wg, cst(2 * 8192)));
+  for (int64_t c = 0; c < width / 64; ++c) {
+    // The buffer's previous store (two commits ago) has read it.
+    {
+      auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(1),
+                                           b.getUnitAttr());
+    }
+    bar();
+    Value buf = view(smemType({64, 64}, m.outType),
+                     add(bufBase, cst((c % 2) * 8192)));
+    for (int64_t jj = 0; jj < 8; ++jj) {
+      int64_t j = c * 8 + jj;
+      Value col = add(mul(arith::XOrIOp::create(b, loc, quad, cst(jj)),
+                          cst(8)),
+                      pairCol);
+      for (int64_t half = 0; half < 2; ++half) {
+        Value v = vector::FromElementsOp::create(
+            b, loc, v2f32,
+            ValueRange{vals[4 * j + 2 * half], vals[4 * j + 2 * half + 1]});
+        v = arith::TruncFOp::create(b, loc, v2out, v);
+        auto st = vector::StoreOp::create(b, loc, v, buf,
+                                          ValueRange{half ? row1 : row0, col});
+        st.setAlignment(4);
+      }
+    }
+    // Generic-proxy writes visible to the async proxy, then one thread
+    // stores the chunk (TMA clips rows/columns outside C).
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    bar();
+    auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+    nvgpu::TmaAsyncStoreOp::create(b, loc, buf, tmaC,
+                                   ValueRange{add(cCol, cst(64 * c)), cRow},
+                                   Value{});
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  }
+}

@@ -1,0 +1,38 @@
+//===- VariantMetadata.h - the sm90 variants in tile.metadata ---*- C++ -*-===//
+//
+// Internal to lib/Conversion/TileToSM90: how convert-tile-gemm-to-sm90
+// records the kernels it built in the module's kernel description.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_LIB_CONVERSION_TILETOSM90_VARIANTMETADATA_H
+#define TILE_LIB_CONVERSION_TILETOSM90_VARIANTMETADATA_H
+
+#include "tile/Conversion/TileToSM90/Analysis/WarpSpecialization.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::tile::sm90 {
+
+/// A Hopper kernel variant built for a tile kernel: what its entry in the
+/// metadata's "variants" describes (docs/bundle.md).
+struct BuiltVariant {
+  std::string kernelName;   // NAME_kernel_sm90<suffix>
+  GemmMatch match;          // A, B, C: the tile kernel's params
+  WarpSpecialization ws;    // threads, schedule, epilogue, persistent
+  int64_t sharedBytes = 0;  // dynamic shared memory
+  int64_t maxTiles = 0;     // the runtime's "max_tiles" rule; 0: none
+};
+
+/// Appends one "variants" entry per built variant, in order (the runtime
+/// tries them in that order), to the module's `tile.metadata`. Without
+/// that attribute (a pass run on its own) nothing is recorded; a malformed
+/// one is an error.
+LogicalResult recordVariantMetadata(ModuleOp module,
+                                    ArrayRef<BuiltVariant> variants);
+
+} // namespace mlir::tile::sm90
+
+#endif // TILE_LIB_CONVERSION_TILETOSM90_VARIANTMETADATA_H
