@@ -93,8 +93,6 @@ namespace {
 // cloneComputation and rasterize come from LaunchUtils: the sm90 kernel
 // computes block indices exactly as the generic lowerings do.
 
-std::string dtypeName(Type t) { return getDTypeName(t); }
-
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, GemmMatch m,
@@ -858,13 +856,11 @@ struct ConvertTileGemmToSM90Pass
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr(TileDialect::kKernelAttrName))
         kernels.push_back(func);
-    FailureOr<KernelMetadata> md = failure();
-    if (module->hasAttr(kMetadataAttrName)) {
-      md = getAttachedMetadata(module);
-      if (failed(md))
-        return signalPassFailure();
-    }
-    bool changed = false;
+    auto info = module->getAttrOfType<KernelInfoAttr>(
+        TileDialect::kKernelInfoAttrName);
+    SmallVector<KernelVariantAttr> variants;
+    if (info)
+      variants.append(info.getVariants().begin(), info.getVariants().end());
     for (func::FuncOp kernel : kernels) {
       PipelinedOp tagged;
       kernel.walk([&](PipelinedOp loop) {
@@ -891,26 +887,18 @@ struct ConvertTileGemmToSM90Pass
           tagged->emitError("sm90: no TMA-store epilogue for this match");
           return signalPassFailure();
         }
-        auto small = build(kernel, *m, t, "_t");
+        auto small = build(kernel, *m, t, "_t", ws->tmaStoreMaxTiles);
         if (failed(small))
           return signalPassFailure();
-        (*small->getAsObject())["max_tiles"] = ws->tmaStoreMaxTiles;
-        if (succeeded(md)) {
-          md->variants.push_back(std::move(*small));
-          changed = true;
-        }
+        variants.push_back(*small);
       }
       auto variant = build(kernel, *m, *ws);
       if (failed(variant))
         return signalPassFailure();
-      if (succeeded(md)) {
-        md->variants.push_back(std::move(*variant));
-        changed = true;
-      }
+      variants.push_back(*variant);
     }
-    if (changed)
-      module->setAttr(kMetadataAttrName,
-                      StringAttr::get(&getContext(), md->toJSONString()));
+    if (info && variants.size() != info.getVariants().size())
+      setKernelInfo(module, info.withVariants(variants));
   }
 
   /// Persistent kernels: the tile count from the launch's grid and the
@@ -963,10 +951,11 @@ struct ConvertTileGemmToSM90Pass
 
   /// Builds the kernel NAME_kernel_sm90<suffix> into NAME_sm90_module
   /// (created by the first variant of the kernel) and returns its
-  /// metadata entry.
-  FailureOr<llvm::json::Value> build(func::FuncOp kernel, GemmMatch m,
+  /// description (used for launches of at most `maxTiles` tiles, 0: any).
+  FailureOr<KernelVariantAttr> build(func::FuncOp kernel, GemmMatch m,
                                      const WarpSpecialization &ws,
-                                     StringRef suffix = "") {
+                                     StringRef suffix = "",
+                                     int64_t maxTiles = 0) {
     MLIRContext *ctx = &getContext();
     Location loc = m.launch.getLoc();
     ModuleOp module = getOperation();
@@ -1036,43 +1025,26 @@ struct ConvertTileGemmToSM90Pass
              ws.tmaStore ? entry.getArgument(nargs + 2) : Value{});
     gpu::ReturnOp::create(b, loc);
 
-    // The variant's metadata (docs/bundle.md, "variants").
-    auto paramIndex = [&](Value v) {
-      return (int64_t)cast<BlockArgument>(v).getArgNumber();
+    // The variant's description (docs/bundle.md, "variants"): TMA maps of
+    // A, B (and C for the TMA-store epilogue), 128B swizzle, 256B L2
+    // promotion, zero fill out of bounds.
+    auto tma = [&](Value param, int64_t inner, int64_t outer, Type elt) {
+      return TmaDescAttr::get(ctx, cast<BlockArgument>(param).getArgNumber(),
+                              elt, {inner, outer}, {1, 1}, /*interleave=*/0,
+                              /*swizzle=*/128, /*l2Promotion=*/256,
+                              TmaOobFill::zero);
     };
-    auto tmaEntry = [&](Value param, int64_t inner, int64_t outer,
-                        Type elt = {}) {
-      return llvm::json::Object{
-          {"param", paramIndex(param)},
-          {"dtype", dtypeName(elt ? elt : m.inType)},
-          {"rank", 2},
-          {"box", llvm::json::Array{inner, outer}},
-          {"element_strides", llvm::json::Array{1, 1}},
-          {"interleave", "none"},
-          {"swizzle", "128B"},
-          {"l2_promotion", "256B"},
-          {"oob_fill", "zero"}};
-    };
-    llvm::json::Object variant{
-        {"kind", "sm90_tma_wgmma"},
-        {"chip", "sm_90a"},
-        {"kernel", kernelName},
-        {"block", llvm::json::Array{ws.threads(), 1, 1}},
-        {"shared_bytes", kb.sharedBytes()},
-        {"tma",
-         llvm::json::Array{tmaEntry(m.A, kBlockK, m.tileM),
-                           tmaEntry(m.B, 64, kBlockK)}}};
-    // The TMA-store epilogue's map of C (64x64 boxes, 128B swizzle).
+    SmallVector<TmaDescAttr> maps = {tma(m.A, kBlockK, m.tileM, m.inType),
+                                     tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
-      variant["tma"].getAsArray()->push_back(
-          tmaEntry(m.C, 64, 64, m.outType));
-    // One CTA per SM (capped at the tile count), each looping over tiles.
-    if (ws.persistent)
-      variant["grid"] = "sms";
-    // Informational (the runtime launches both schedules alike).
-    if (ws.pingpong)
-      variant["schedule"] = "pingpong";
-    return llvm::json::Value(std::move(variant));
+      maps.push_back(tma(m.C, 64, 64, m.outType));
+    // Persistent: one CTA per SM (capped at the tile count), each looping
+    // over tiles. The schedule is informational (launched alike).
+    return KernelVariantAttr::get(
+        ctx, b.getStringAttr("sm90_tma_wgmma"), b.getStringAttr("sm_90a"),
+        b.getStringAttr(kernelName), {ws.threads(), 1, 1}, kb.sharedBytes(),
+        ws.persistent ? VariantGrid::sms : VariantGrid::launch, maxTiles,
+        ws.pingpong ? b.getStringAttr("pingpong") : StringAttr(), maps);
   }
 };
 
