@@ -423,7 +423,7 @@ tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
   if (tile_status st = buildParamPlan(plan, params, error))
     return fail(st, error);
   std::vector<VariantSpec> variants;
-  if (!parseVariants(plan, variants, error))
+  if (!makeVariantSpecs(plan, variants, error))
     return fail(TILE_STATUS_BUNDLE_ERROR, error);
 
   Driver *drv = nullptr;
