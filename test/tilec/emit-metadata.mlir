@@ -1,7 +1,9 @@
 // RUN: tilec %s --emit=metadata --out-idx=1 | FileCheck %s
+// RUN: tilec %s --emit=metadata --out-idx=-2 | FileCheck %s
+// RUN: not tilec %s --emit=metadata --out-idx=-4 2>&1 | FileCheck %s --check-prefix=RANGE
 
 // Parameter names, symbols bound across tensors, a static dim, a scalar in the
-// grid, an output marked from the command line, what the kernel does to each
+// grid, an output marked from the command line (-2: the second to last), what the kernel does to each
 // tensor (X is only read, Y only written).
 func.func @scale(%x: memref<?x64xf32> {tile.name = "X", tile.dims = ["M", "D"]},
                  %y: memref<?x64xbf16> {tile.name = "Y", tile.dims = ["M", "D"]},
@@ -54,3 +56,5 @@ func.func @scale(%x: memref<?x64xf32> {tile.name = "X", tile.dims = ["M", "D"]},
 // CHECK-NEXT:    "D"
 // CHECK-NEXT:  ],
 // CHECK:       "kind": "cpu"
+
+// RANGE: error: --out-idx -4 is out of range: the kernel has 3 parameters
