@@ -1,117 +1,16 @@
 //===- CpuDevice.cpp - CPU device layer: host.so + thread pool ------------===//
-#include "Device.h"
+#include "CpuDevice.h"
+#include "SharedObject.h"
 #include "ThreadPool.h"
 
-#include <cerrno>
 #include <cstdint>
-#include <vector>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace tile::rt {
 namespace cpu {
-namespace {
-
-bool writeAll(int fd, std::string_view bytes) {
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    left -= size_t(n);
-  }
-  return true;
-}
-
-int memfdCreate(const char *name) {
-#ifdef SYS_memfd_create
-  // Through syscall(): glibc only has the wrapper since 2.27.
-  return static_cast<int>(::syscall(SYS_memfd_create, name, 1u /*CLOEXEC*/));
-#else
-  (void)name;
-  errno = ENOSYS;
-  return -1;
-#endif
-}
-
-} // namespace
-
-bool stillLoaded(int fd) {
-  std::string path = "/proc/self/fd/" + std::to_string(fd);
-  void *h = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-  if (!h)
-    return false;
-  ::dlclose(h);
-  return true;
-}
-
-void *loadSharedObject(std::string_view bytes, int &fdOut, std::string &error) {
-  fdOut = -1;
-  std::string firstError;
-  int fd = memfdCreate("tile-host.so");
-  if (fd >= 0 && stillLoaded(fd)) {
-    // Someone else left a resident library under this fd's name (see
-    // ~CpuModule); dlopen would hand us that one. Use a unique file instead.
-    ::close(fd);
-    fd = -1;
-    firstError = "fd name already taken by a resident library";
-  }
-  if (fd >= 0) {
-    if (writeAll(fd, bytes)) {
-      std::string path = "/proc/self/fd/" + std::to_string(fd);
-      if (void *h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-        // Keep the fd open while the library is loaded: glibc matches
-        // dlopen() names textually, and a reused fd number would otherwise
-        // make the next kernel's "/proc/self/fd/N" resolve to this one.
-        fdOut = fd;
-        return h;
-      }
-      const char *e = ::dlerror();
-      firstError = e ? e : "dlopen failed";
-    } else {
-      firstError = std::string("writing memfd: ") + std::strerror(errno);
-    }
-    ::close(fd);
-  }
-  // Fallback (no memfd, or /proc not mounted): a private temporary file,
-  // unlinked as soon as it is mapped.
-  const char *dir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") +
-                     "/tile-host-XXXXXX.so";
-  std::vector<char> path(tmpl.begin(), tmpl.end());
-  path.push_back('\0');
-  fd = ::mkstemps(path.data(), 3);
-  if (fd < 0) {
-    error = "cannot load host.so: " +
-            (firstError.empty() ? std::string("memfd_create failed")
-                                : firstError) +
-            "; temporary file: " + std::strerror(errno);
-    return nullptr;
-  }
-  void *h = nullptr;
-  if (writeAll(fd, bytes)) {
-    h = ::dlopen(path.data(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char *e = ::dlerror();
-      error = std::string("cannot load host.so: ") + (e ? e : "dlopen failed");
-    }
-  } else {
-    error = std::string("cannot load host.so: writing ") + path.data() +
-            ": " + std::strerror(errno);
-  }
-  ::unlink(path.data());
-  ::close(fd);
-  return h;
-}
-
 namespace {
 // One block: [DLManagedTensor | shape | pad to 64 | data]. A single
 // allocation keeps allocation cheap and the deleter trivial.
@@ -163,7 +62,7 @@ public:
         pool_(ThreadPool::global()) {}
   ~CpuModule() override {
     ::dlclose(handle_);
-    if (fd_ >= 0 && !cpu::stillLoaded(fd_))
+    if (fd_ >= 0 && !host::stillLoaded(fd_))
       ::close(fd_);
     // Otherwise the library stayed resident (DF_1_NODELETE: linked with
     // -z nodelete, or pinned by TLS destructors) and glibc still knows it as
@@ -194,15 +93,17 @@ private:
   ThreadPool &pool_;
 };
 
-tile_status loadCpu(const KernelPlan &plan, const bundle::Reader &bundle,
-                    std::unique_ptr<DeviceModule> &out) {
+} // namespace
+
+tile_status loadCpuModule(const KernelPlan &plan, const bundle::Reader &bundle,
+                          std::unique_ptr<DeviceModule> &out) {
   const bundle::SectionView *so = bundle.find("host.so");
   if (!so)
     return fail(TILE_STATUS_BUNDLE_ERROR,
                 "bundle for target 'cpu' has no 'host.so' section");
   std::string error;
   int fd = -1;
-  void *handle = cpu::loadSharedObject(so->bytes(), fd, error);
+  void *handle = host::loadSharedObject(so->bytes(), fd, error);
   if (!handle)
     return fail(TILE_STATUS_BUNDLE_ERROR, error);
   auto blocks = reinterpret_cast<tile_blocks_fn>(
@@ -217,31 +118,6 @@ tile_status loadCpu(const KernelPlan &plan, const bundle::Reader &bundle,
   }
   out = std::make_unique<CpuModule>(handle, fd, blocks);
   return TILE_STATUS_OK;
-}
-
-} // namespace
-
-tile_status loadDeviceModule(const KernelPlan &plan,
-                             const bundle::Reader &bundle,
-                             std::unique_ptr<DeviceModule> &out) {
-  switch (plan.target) {
-  case TargetKind::Cpu:
-    return loadCpu(plan, bundle, out);
-  case TargetKind::Cuda:
-    return loadCudaModule(plan, bundle, out);
-  case TargetKind::Hip:
-    // Seam for the GPU device layer (driver API via dlopen, no link-time
-    // dependency). Until it exists, say so instead of failing obscurely.
-    return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
-                "kernel '" + plan.name + "' targets '" + plan.targetKindName +
-                    "', but this runtime build has no " +
-                    plan.targetKindName + " device layer yet");
-  case TargetKind::Metal:
-    break;
-  }
-  return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
-              "target '" + plan.targetKindName +
-                  "' has no device layer in the C runtime");
 }
 
 } // namespace tile::rt

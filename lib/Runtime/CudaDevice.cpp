@@ -10,9 +10,10 @@
 // primary context on the caller's stream and never allocate.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaDevice.h"
 #include "CudaDriver.h"
 #include "CudaVariants.h"
-#include "Device.h"
+#include "SharedObject.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -102,7 +103,7 @@ public:
       }
     if (nativeHandle_) {
       ::dlclose(nativeHandle_);
-      if (nativeFd_ >= 0 && !cpu::stillLoaded(nativeFd_))
+      if (nativeFd_ >= 0 && !host::stillLoaded(nativeFd_))
         ::close(nativeFd_);
     }
   }
@@ -113,7 +114,7 @@ public:
       if (nativeSo_.empty())
         return;
       std::string error;
-      nativeHandle_ = cpu::loadSharedObject(nativeSo_, nativeFd_, error);
+      nativeHandle_ = host::loadSharedObject(nativeSo_, nativeFd_, error);
       if (!nativeHandle_)
         nativeError_ = error;
     });

@@ -1,7 +1,7 @@
 //===- CudaVariants.cpp - sm_90a TMA/wgmma kernel variants ----------------===//
 #include "CudaVariants.h"
 #include "Common.h"
-#include "Device.h"
+#include "CudaDevice.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -14,6 +14,7 @@
 // state was taken by an earlier one skips itself.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaDevice.h"
 #include "CudaDriver.h"
 #include "CudaTensorMap.h"
 #include "CudaVariants.h"
