@@ -324,11 +324,13 @@ tile_status checkOverlaps(const KernelPlan &plan, void *const *args) {
 /// is empty: nothing runs and the launch succeeds. Only a block count that
 /// overflows int64 is an error.
 tile_status runGrid(Call &c, void **args, const int64_t g[3]) {
+  if (g[0] <= 0 || g[1] <= 0 || g[2] <= 0)
+    return TILE_STATUS_OK;
+  // Here, where both backends end up once something is to run (a native
+  // wrapper does not call `run` for an empty grid).
   if (c.plan.anyWritten)
     if (tile_status st = checkOverlaps(c.plan, args))
       return st;
-  if (g[0] <= 0 || g[1] <= 0 || g[2] <= 0)
-    return TILE_STATUS_OK;
   if (g[0] > INT64_MAX / g[1] || g[0] * g[1] > INT64_MAX / g[2]) {
     int32_t axis = g[0] > INT64_MAX / g[1] ? 1 : 2;
     tile_check_error e{TILE_CHECK_GRID_TOO_LARGE, -1, axis, 0, 0, g[axis]};

@@ -259,6 +259,8 @@ TEST_P(LaunchBoth, WrittenParamsMayNotOverlap) {
               TILE_STATUS_OK)
         << message();
     EXPECT_EQ(c[7], 2.0f);
+    // An empty launch runs nothing, so it is never refused (the native
+    // wrapper does not even call back for it).
     HostTensor e({0});
     tile_arg empty[3] = {tile_arg_tensor(e.dl()), tile_arg_tensor(e.dl()),
                          tile_arg_tensor(e.dl())};
@@ -345,6 +347,9 @@ TEST(Launch, CppWrapper) {
   tile::ParamInfo p = k.param(1);
   EXPECT_EQ(p.name, "B");
   EXPECT_EQ(p.dims, std::vector<std::string>{"N"});
+  EXPECT_EQ(p.access, TILE_ACCESS_READ);
+  EXPECT_EQ(k.param(2).access, TILE_ACCESS_WRITE);
+  EXPECT_FALSE(k.param(2).inplace);
   EXPECT_EQ(k.section("mlir"), "func.func @add() { return }");
   HostTensor a({8}, 1.0f), bb({8}, 2.0f);
   std::vector<tile::Tensor> outs = k.launch({a.dl(), bb.dl()});
