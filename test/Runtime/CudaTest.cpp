@@ -14,10 +14,10 @@
 // state was taken by an earlier one skips itself.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaDevice.h"
-#include "CudaDriver.h"
-#include "CudaTensorMap.h"
-#include "CudaVariants.h"
+#include "Cuda/CudaDevice.h"
+#include "Cuda/CudaDriver.h"
+#include "Cuda/CudaTensorMap.h"
+#include "Cuda/CudaVariants.h"
 #include "Device.h"
 #include "Metadata.h"
 #include "TestUtil.h"
