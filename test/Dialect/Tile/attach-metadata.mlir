@@ -66,14 +66,18 @@ func.func @views(%x: memref<16xf32> {tile.name = "X", tile.inplace},
 
 // -----
 
-// A call may do anything with the memref: read and write.
+// A call may do anything with the memref, and so may whoever reads it back
+// from a buffer it was stored into: read and write.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: params = [<"arg0" : memref<4xf32>, dims = [""], access = readwrite>]
+// CHECK-SAME: params = [<"arg0" : memref<4xf32>, dims = [""], access = readwrite>, <"arg1" : memref<4xf32>, dims = [""], access = readwrite>]
 func.func private @opaque(memref<4xf32>)
-func.func @escapes(%x: memref<4xf32>) attributes {tile.kernel} {
+func.func @escapes(%x: memref<4xf32>, %y: memref<4xf32>) attributes {tile.kernel} {
   %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
   tile.launch blocks(%b) in (%c1) threads(32) {
     func.call @opaque(%x) : (memref<4xf32>) -> ()
+    %box = memref.alloca() : memref<1xmemref<4xf32>>
+    memref.store %y, %box[%c0] : memref<1xmemref<4xf32>>
   }
   return
 }

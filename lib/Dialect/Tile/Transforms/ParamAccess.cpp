@@ -3,6 +3,7 @@
 #include "tile/Dialect/Tile/Transforms/ParamAccess.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
@@ -31,6 +32,15 @@ ParamAccess mlir::tile::computeParamAccess(Value memref) {
       }
       SmallVector<MemoryEffects::EffectInstance> instances;
       effects.getEffects(instances);
+      // A memory op that names the values it touches but not ours uses the
+      // memref as plain data (memref.store of the memref into a buffer of
+      // memrefs): it escapes.
+      if (llvm::any_of(instances, [](const auto &e) { return e.getValue(); }) &&
+          llvm::none_of(instances,
+                        [&](const auto &e) { return e.getValue() == v; })) {
+        read = written = true;
+        break;
+      }
       for (const MemoryEffects::EffectInstance &e : instances) {
         // An effect on another operand is not ours; one on no particular
         // value (on a whole resource) may be.
