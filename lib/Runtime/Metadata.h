@@ -84,6 +84,14 @@ struct FrameLayout {
 };
 
 struct KernelPlan {
+  // The C-API views (dimPtrs, tmaInfo) point into the plan's vectors: a
+  // move keeps them valid, a copy would not.
+  KernelPlan() = default;
+  KernelPlan(KernelPlan &&) = default;
+  KernelPlan &operator=(KernelPlan &&) = default;
+  KernelPlan(const KernelPlan &) = delete;
+  KernelPlan &operator=(const KernelPlan &) = delete;
+
   std::string metadataText; // NUL-terminated copy for the C API
   std::string name, compiler;
   std::string targetKindName, targetChip, targetFeatures;
@@ -105,8 +113,7 @@ struct KernelPlan {
 
 /// Parses and validates metadata, variants included: the one place that
 /// reads the metadata JSON. On failure returns false with a message naming
-/// the offending field ("metadata: params[1].rank must be ..."). The plan's
-/// C-API views point into itself: parse into the plan's final location.
+/// the offending field ("metadata: params[1].rank must be ...").
 bool parseMetadata(std::string_view text, KernelPlan &plan,
                    std::string &error);
 
