@@ -77,12 +77,14 @@ FailureOr<func::FuncOp> findKernel(ModuleOp module) {
   return kernel;
 }
 
-LogicalResult markOutputs(func::FuncOp kernel, ArrayRef<unsigned> outIdx) {
-  for (unsigned i : outIdx) {
-    if (i >= kernel.getNumArguments())
+LogicalResult markOutputs(func::FuncOp kernel, ArrayRef<int64_t> outIdx) {
+  const int64_t n = kernel.getNumArguments();
+  for (int64_t given : outIdx) {
+    int64_t i = given < 0 ? given + n : given;
+    if (i < 0 || i >= n)
       return kernel.emitError("--out-idx ")
-             << i << " is out of range: the kernel has "
-             << kernel.getNumArguments() << " parameters";
+             << given << " is out of range: the kernel has " << n
+             << " parameters";
     if (!isa<MemRefType>(kernel.getArgumentTypes()[i]))
       return kernel.emitError("--out-idx ")
              << i << " names a scalar parameter; outputs must be tensors";

@@ -139,6 +139,70 @@ tile_status tile_kernel_param(tile_kernel_t k, int32_t index,
   return TILE_STATUS_OK;
 }
 
+int32_t tile_kernel_param_access(tile_kernel_t k, int32_t index,
+                                 int32_t *inplace) {
+  if (inplace)
+    *inplace = 0;
+  if (!k || index < 0 || size_t(index) >= k->plan.params.size())
+    return -1;
+  const ParamPlan &p = k->plan.params[size_t(index)];
+  if (inplace)
+    *inplace = p.inplace;
+  return p.access;
+}
+
+int32_t tile_kernel_num_symbols(tile_kernel_t k) {
+  return k ? static_cast<int32_t>(k->plan.symbols.size()) : -1;
+}
+
+const char *tile_kernel_symbol(tile_kernel_t k, int32_t index) {
+  if (!k || index < 0 || size_t(index) >= k->plan.symbols.size())
+    return nullptr;
+  return k->plan.symbols[size_t(index)].c_str();
+}
+
+tile_status tile_kernel_launch_info(tile_kernel_t k, tile_launch_info *info) {
+  if (!k || !info)
+    return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel or info is NULL");
+  const KernelPlan &plan = k->plan;
+  for (int i = 0; i < 3; ++i) {
+    info->grid[i] = plan.gridText[i].c_str();
+    info->block[i] = plan.block[i];
+  }
+  info->shared_bytes = plan.sharedBytes;
+  info->compiler = plan.compiler.c_str();
+  info->target_features = plan.targetFeatures.c_str();
+  return TILE_STATUS_OK;
+}
+
+int32_t tile_kernel_num_variants(tile_kernel_t k) {
+  return k ? static_cast<int32_t>(k->plan.variants.size()) : -1;
+}
+
+tile_status tile_kernel_variant(tile_kernel_t k, int32_t index,
+                                tile_variant_info *info) {
+  if (!k || !info)
+    return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel or info is NULL");
+  if (index < 0 || size_t(index) >= k->plan.variants.size())
+    return fail(TILE_STATUS_INVALID_ARGUMENT,
+                "variant index " + str(index) + " is out of range (kernel '" +
+                    k->plan.name + "' has " +
+                    str(k->plan.variants.size()) + ")");
+  const VariantPlan &v = k->plan.variants[size_t(index)];
+  info->kind = v.kind.c_str();
+  info->chip = v.chip.c_str();
+  info->kernel = v.kernel.c_str();
+  for (int i = 0; i < 3; ++i)
+    info->block[i] = v.block[i];
+  info->shared_bytes = v.sharedBytes;
+  info->grid = v.gridSms ? "sms" : "launch";
+  info->max_tiles = v.maxTiles;
+  info->schedule = v.schedule.c_str();
+  info->num_tma = static_cast<int32_t>(v.tmaInfo.size());
+  info->tma = v.tmaInfo.data();
+  return TILE_STATUS_OK;
+}
+
 int32_t tile_kernel_num_outputs(tile_kernel_t k) {
   return k ? static_cast<int32_t>(k->plan.outIdx.size()) : -1;
 }

@@ -2,10 +2,12 @@
 //
 // A DeviceModule is a kernel's device code loaded for one target: it runs
 // grids, provides the built-in output allocator and resolves host-side
-// entry points (the native wrapper). The CPU implementation loads host.so;
-// the CUDA one (CudaDevice.cpp: driver API through dlopen("libcuda.so.1"),
-// cubin / PTX sections, native.so for the wrapper) plugs in here without
-// touching the launch logic in Launch.cpp.
+// entry points (the native wrapper). Each target's layer lives in its own
+// folder: Cpu/ (host.so over a thread pool), Cuda/ (driver API through
+// dlopen("libcuda.so.1"), cubin / PTX sections, native.so for the wrapper,
+// sm_90a variants). A layer plugs in here, with one line in Device.cpp's
+// table, without touching the generic load and launch logic (Load.cpp,
+// Launch.cpp, Metadata.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_DEVICE_H
@@ -16,7 +18,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace tile::rt {
 
@@ -48,44 +49,13 @@ tile_status loadDeviceModule(const KernelPlan &plan,
                              const bundle::Reader &bundle,
                              std::unique_ptr<DeviceModule> &out);
 
-/// CPU implementation details, exposed for tests.
-namespace cpu {
-/// Makes the shared object in `bytes` loadable and dlopen()s it: memfd +
-/// /proc/self/fd, falling back to an unlinked mkstemp file. On success
-/// returns the handle and the fd to close after dlclose (-1 if none).
-void *loadSharedObject(std::string_view bytes, int &fd, std::string &error);
-/// True if a library dlopen()ed as "/proc/self/fd/<fd>" is still resident.
-bool stillLoaded(int fd);
-/// Host allocation with a DLManagedTensor header, 64-byte aligned data.
-DLManagedTensor *allocateHost(DLDataType dtype, int32_t ndim,
-                              const int64_t *shape);
-} // namespace cpu
-
-/// CUDA implementation details, exposed for tests (CudaDevice.cpp).
-namespace cuda {
-/// kernelParams[j] = (char *)args[arg] + offset: one entry per CUDA kernel
-/// parameter (docs/bundle.md, "The CUDA kernel ABI").
-struct ParamRef {
-  uint32_t arg;
-  uint32_t offset;
-};
-constexpr size_t kMaxKernelParams = 1024;
-/// The kernelParams plan of `plan`: per tensor param of rank r, 3 + 2r
-/// entries (allocated, aligned, offset, sizes, strides); per scalar, one.
-tile_status buildParamPlan(const KernelPlan &plan, std::vector<ParamRef> &out,
-                           std::string &error);
-/// Flattens the CPU-ABI `args` into `kernelParams` (n = plan size).
-inline void flattenParams(const ParamRef *plan, size_t n, void *const *args,
-                          void **kernelParams) {
-  for (size_t j = 0; j < n; ++j)
-    kernelParams[j] = static_cast<char *>(args[plan[j].arg]) + plan[j].offset;
-}
-} // namespace cuda
-
-/// The CUDA device module (CudaDevice.cpp).
+/// The device layers (each in its own folder, listed in Device.cpp's table)
+/// and their one entry point each: loadDeviceModule for their target.
+tile_status loadCpuModule(const KernelPlan &plan, const bundle::Reader &bundle,
+                          std::unique_ptr<DeviceModule> &out); // Cpu/
 tile_status loadCudaModule(const KernelPlan &plan,
                            const bundle::Reader &bundle,
-                           std::unique_ptr<DeviceModule> &out);
+                           std::unique_ptr<DeviceModule> &out); // Cuda/
 
 } // namespace tile::rt
 

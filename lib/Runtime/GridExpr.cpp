@@ -5,25 +5,59 @@
 
 namespace tile::rt {
 
+namespace {
+const struct {
+  const char *name;
+  GridOp op;
+} kOps[] = {
+    {"add", GridOp::Add},           {"sub", GridOp::Sub},
+    {"mul", GridOp::Mul},           {"divu", GridOp::DivU},
+    {"divs", GridOp::DivS},         {"ceildivu", GridOp::CeilDivU},
+    {"ceildivs", GridOp::CeilDivS}, {"remu", GridOp::RemU},
+    {"rems", GridOp::RemS},         {"minu", GridOp::MinU},
+    {"maxu", GridOp::MaxU},         {"mins", GridOp::MinS},
+    {"maxs", GridOp::MaxS},
+};
+} // namespace
+
 bool parseGridOp(const std::string &name, GridOp &op) {
-  static const struct {
-    const char *name;
-    GridOp op;
-  } kOps[] = {
-      {"add", GridOp::Add},           {"sub", GridOp::Sub},
-      {"mul", GridOp::Mul},           {"divu", GridOp::DivU},
-      {"divs", GridOp::DivS},         {"ceildivu", GridOp::CeilDivU},
-      {"ceildivs", GridOp::CeilDivS}, {"remu", GridOp::RemU},
-      {"rems", GridOp::RemS},         {"minu", GridOp::MinU},
-      {"maxu", GridOp::MaxU},         {"mins", GridOp::MinS},
-      {"maxs", GridOp::MaxS},
-  };
   for (const auto &e : kOps)
     if (name == e.name) {
       op = e.op;
       return true;
     }
   return false;
+}
+
+const char *gridOpName(GridOp op) {
+  for (const auto &e : kOps)
+    if (op == e.op)
+      return e.name;
+  return "";
+}
+
+std::string GridExpr::format(const std::vector<std::string> &symbols) const {
+  std::vector<std::string> stack;
+  for (const GridInstr &in : code_) {
+    switch (in.op) {
+    case GridOp::Const:
+      stack.push_back(std::to_string(in.imm));
+      continue;
+    case GridOp::Sym:
+      stack.push_back("\"" + symbols[size_t(in.imm)] + "\"");
+      continue;
+    case GridOp::Scalar:
+      stack.push_back("scalar(" + std::to_string(in.imm) + ")");
+      continue;
+    default:
+      break;
+    }
+    std::string b = std::move(stack.back());
+    stack.pop_back();
+    stack.back() =
+        std::string(gridOpName(in.op)) + "(" + stack.back() + ", " + b + ")";
+  }
+  return stack.empty() ? std::string() : stack.back();
 }
 
 bool GridExpr::finalize() {

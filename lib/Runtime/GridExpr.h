@@ -46,12 +46,19 @@ public:
 
   const std::vector<GridInstr> &code() const { return code_; }
 
+  /// The expression as text in the compiler's #tile.grid_expr syntax:
+  /// `ceildivu("M", scalar(3))` (symbols quoted, scalar params by index).
+  /// Call after finalize() succeeded.
+  std::string format(const std::vector<std::string> &symbols) const;
+
 private:
   std::vector<GridInstr> code_;
 };
 
 /// Parses an op name ("ceildivu", ...); false if unknown.
 bool parseGridOp(const std::string &name, GridOp &op);
+/// The name of a binary op ("ceildivu"); "" for a leaf.
+const char *gridOpName(GridOp op);
 
 } // namespace tile::rt
 

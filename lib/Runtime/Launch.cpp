@@ -259,12 +259,78 @@ DLTensor *allocateOutput(Call &c, int32_t i, const int64_t *shape) {
   return &mt->dl_tensor;
 }
 
+/// The bytes [lo, hi) of tensor param `p`'s memref descriptor (both
+/// backends pass contiguous row-major tensors).
+void tensorBytes(const ParamPlan &p, const void *desc, uintptr_t &lo,
+                 uintptr_t &hi) {
+  const char *d = static_cast<const char *>(desc);
+  char *aligned;
+  int64_t offset, n = 1;
+  std::memcpy(&aligned, d + 8, sizeof aligned);
+  std::memcpy(&offset, d + 16, sizeof offset);
+  for (int32_t i = 0; i < p.rank; ++i) {
+    int64_t size;
+    std::memcpy(&size, d + 24 + 8 * i, sizeof size);
+    n *= size;
+  }
+  lo = reinterpret_cast<uintptr_t>(aligned) + uintptr_t(offset * p.elemBytes);
+  hi = lo + uintptr_t(n * p.elemBytes);
+}
+
+/// Refuses a launch in which a tensor the kernel writes shares memory with
+/// another tensor argument: blocks would read elements another block has
+/// already overwritten (C aliasing A in a GEMM) or race on them. Allowed
+/// only when both are exactly the same memory and every written one of the
+/// two is declared inplace (the kernel reads each element before writing
+/// it, in the same thread). Empty tensors overlap nothing.
+tile_status checkOverlaps(const KernelPlan &plan, void *const *args) {
+  const int32_t np = static_cast<int32_t>(plan.params.size());
+  for (int32_t i = 0; i < np; ++i) {
+    const ParamPlan &w = plan.params[i];
+    if (!w.isTensor || !w.written())
+      continue;
+    uintptr_t wlo, whi;
+    tensorBytes(w, args[i], wlo, whi);
+    if (wlo == whi)
+      continue;
+    for (int32_t j = 0; j < np; ++j) {
+      const ParamPlan &o = plan.params[j];
+      // Pairs of two written params are looked at once, from the first.
+      if (j == i || !o.isTensor || (o.written() && j < i))
+        continue;
+      uintptr_t olo, ohi;
+      tensorBytes(o, args[j], olo, ohi);
+      if (olo == ohi || ohi <= wlo || whi <= olo)
+        continue;
+      if (wlo == olo && whi == ohi && w.inplace &&
+          (!o.written() || o.inplace))
+        continue;
+      std::string m = "argument '" + w.name + "' (#" + str(i) +
+                      "), which the kernel writes, overlaps argument '" +
+                      o.name + "' (#" + str(j) + ")";
+      m += wlo == olo && whi == ohi
+               ? ": pass distinct memory (the kernel does not declare '" +
+                     (w.inplace ? o.name : w.name) + "' tile.inplace)"
+               : ": pass distinct memory (a partial overlap is never "
+                 "allowed)";
+      return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel '" + plan.name +
+                                                    "': " + m);
+    }
+  }
+  return TILE_STATUS_OK;
+}
+
 /// Runs the grid. Like the generated wrappers, a grid with an extent <= 0
 /// is empty: nothing runs and the launch succeeds. Only a block count that
 /// overflows int64 is an error.
 tile_status runGrid(Call &c, void **args, const int64_t g[3]) {
   if (g[0] <= 0 || g[1] <= 0 || g[2] <= 0)
     return TILE_STATUS_OK;
+  // Here, where both backends end up once something is to run (a native
+  // wrapper does not call `run` for an empty grid).
+  if (c.plan.anyWritten)
+    if (tile_status st = checkOverlaps(c.plan, args))
+      return st;
   if (g[0] > INT64_MAX / g[1] || g[0] * g[1] > INT64_MAX / g[2]) {
     int32_t axis = g[0] > INT64_MAX / g[1] ? 1 : 2;
     tile_check_error e{TILE_CHECK_GRID_TOO_LARGE, -1, axis, 0, 0, g[axis]};

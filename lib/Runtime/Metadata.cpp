@@ -181,6 +181,146 @@ bool parseParam(Parser &p, const json &j, size_t index, ParamPlan &param,
     output = o->get<bool>();
   }
   param.output = output;
+  // A bundle without "access" (older compilers) may write any tensor.
+  param.access = TILE_ACCESS_READWRITE;
+  if (const json *a = p.get(j, "access", path, /*required=*/false)) {
+    std::string v = a->is_string() ? a->get<std::string>() : "";
+    if (v == "read")
+      param.access = TILE_ACCESS_READ;
+    else if (v == "write")
+      param.access = TILE_ACCESS_WRITE;
+    else if (v != "readwrite")
+      return p.fail(path + "access",
+                    "must be \"read\", \"write\" or \"readwrite\"");
+  }
+  if (const json *ip = p.get(j, "inplace", path, /*required=*/false)) {
+    if (!ip->is_boolean())
+      return p.fail(path + "inplace", "must be a boolean");
+    param.inplace = ip->get<bool>();
+    if (param.inplace && !param.written())
+      return p.fail(path + "inplace",
+                    "is set, but \"access\" says the kernel never writes "
+                    "the param");
+  }
+  return true;
+}
+
+/// The variant kinds this runtime parses (docs/bundle.md); others are
+/// skipped: entry.kernel implements every launch.
+constexpr const char *kKnownVariantKinds[] = {"sm90_tma_wgmma"};
+
+bool intArray(Parser &p, const json &v, const std::string &path, size_t n,
+              int64_t lo, int64_t hi, const std::string &what, int64_t *out) {
+  bool ok = v.is_array() && v.size() == n;
+  for (size_t i = 0; ok && i < n; ++i) {
+    ok = v[i].is_number_integer() && v[i].get<int64_t>() >= lo &&
+         v[i].get<int64_t>() <= hi;
+    if (ok)
+      out[i] = v[i].get<int64_t>();
+  }
+  return ok || p.fail(path, what);
+}
+
+bool parseTma(Parser &p, const json &t, const std::string &path,
+              const KernelPlan &plan, TmaPlan &tma) {
+  if (!t.is_object())
+    return p.fail(path, "must be an object");
+  auto param = t.find("param");
+  if (param == t.end() || !param->is_number_integer())
+    return p.fail(path + ".param", "must be an integer");
+  int64_t idx = param->get<int64_t>();
+  if (idx < 0 || size_t(idx) >= plan.params.size() ||
+      !plan.params[size_t(idx)].isTensor)
+    return p.fail(path + ".param",
+                  "(" + str(idx) + ") must be the index of a tensor param");
+  const ParamPlan &pp = plan.params[size_t(idx)];
+  tma.param = int32_t(idx);
+  if (!p.string(t, "dtype", path + ".", tma.dtype))
+    return false;
+  DLDataType dt;
+  if (!parseDType(tma.dtype, dt) || elementBytes(dt) != pp.elemBytes)
+    return p.fail(path + ".dtype", "'" + tma.dtype +
+                                       "' is not a tensor map type of the "
+                                       "param's dtype '" +
+                                       pp.dtypeName + "'");
+  auto rank = t.find("rank");
+  if (rank == t.end() || !rank->is_number_integer() ||
+      rank->get<int64_t>() != pp.rank || pp.rank < 1 || pp.rank > 5)
+    return p.fail(path + ".rank", "must equal the param's rank (1..5)");
+  tma.rank = pp.rank;
+  tma.box.resize(size_t(pp.rank));
+  tma.elementStrides.assign(size_t(pp.rank), 1);
+  auto box = t.find("box");
+  if (box == t.end())
+    return p.fail(path + ".box", "is missing");
+  if (!intArray(p, *box, path + ".box", size_t(pp.rank), 1, 256,
+                "must be rank integers in 1..256", tma.box.data()))
+    return false;
+  auto es = t.find("element_strides");
+  if (es != t.end() &&
+      !intArray(p, *es, path + ".element_strides", size_t(pp.rank), 1, 8,
+                "must be rank integers in 1..8", tma.elementStrides.data()))
+    return false;
+  return p.string(t, "interleave", path + ".", tma.interleave, false) &&
+         p.string(t, "swizzle", path + ".", tma.swizzle, false) &&
+         p.string(t, "l2_promotion", path + ".", tma.l2Promotion, false) &&
+         p.string(t, "oob_fill", path + ".", tma.oobFill, false);
+}
+
+/// Parses variants[i]; false on a malformed variant of a known kind. An
+/// unknown kind leaves `known` false.
+bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
+                  VariantPlan &out, bool &known) {
+  std::string path = "variants[" + str(int64_t(i)) + "]";
+  known = false;
+  if (!v.is_object())
+    return p.fail(path, "must be an object");
+  if (!p.string(v, "kind", path + ".", out.kind))
+    return false;
+  for (const char *k : kKnownVariantKinds)
+    known |= out.kind == k;
+  if (!known)
+    return true;
+  if (!p.string(v, "chip", path + ".", out.chip) ||
+      !p.string(v, "kernel", path + ".", out.kernel))
+    return false;
+  if (out.kernel.empty())
+    return p.fail(path + ".kernel", "must not be empty");
+  auto block = v.find("block");
+  if (block == v.end() ||
+      !intArray(p, *block, path + ".block", 3, 1, 1024,
+                "must be three positive integers (at most 1024 threads)",
+                out.block))
+    return false;
+  if (out.block[0] * out.block[1] * out.block[2] > 1024)
+    return p.fail(path + ".block",
+                  "must be three positive integers (at most 1024 threads)");
+  auto sh = v.find("shared_bytes");
+  if (sh == v.end() || !sh->is_number_integer() ||
+      (out.sharedBytes = sh->get<int64_t>()) < 0 ||
+      out.sharedBytes > (int64_t(1) << 30))
+    return p.fail(path + ".shared_bytes", "must be an integer in [0, 2^30]");
+  if (auto grid = v.find("grid"); grid != v.end()) {
+    std::string g = grid->is_string() ? grid->get<std::string>() : "";
+    if (g != "launch" && g != "sms")
+      return p.fail(path + ".grid", "must be \"launch\" or \"sms\"");
+    out.gridSms = g == "sms";
+  }
+  if (auto mt = v.find("max_tiles"); mt != v.end()) {
+    if (!mt->is_number_integer() || mt->get<int64_t>() < 1)
+      return p.fail(path + ".max_tiles", "must be a positive integer");
+    out.maxTiles = mt->get<int64_t>();
+  }
+  if (!p.string(v, "schedule", path + ".", out.schedule, false))
+    return false;
+  const json *tma = p.array(v, "tma", path + ".");
+  if (!tma)
+    return false;
+  out.tma.resize(tma->size());
+  for (size_t j = 0; j < tma->size(); ++j)
+    if (!parseTma(p, (*tma)[j], path + ".tma[" + str(int64_t(j)) + "]", plan,
+                  out.tma[j]))
+      return false;
   return true;
 }
 
@@ -349,9 +489,11 @@ bool parseMetadata(std::string_view text, KernelPlan &plan,
         return p.fail("params[" + std::to_string(i) + "].name",
                       "repeats '" + plan.params[i].name + "'");
   }
-  for (ParamPlan &param : plan.params)
+  for (ParamPlan &param : plan.params) {
     for (const std::string &d : param.dims)
       param.dimPtrs.push_back(d.c_str());
+    plan.anyWritten |= param.isTensor && param.written();
+  }
 
   const json *outIdx = p.array(root, "out_idx", "");
   if (!outIdx)
@@ -416,8 +558,27 @@ bool parseMetadata(std::string_view text, KernelPlan &plan,
       !p.string(*entry, "native", "entry.", plan.entryNative, false) ||
       !p.string(*entry, "kernel", "entry.", plan.entryKernel, false))
     return false;
+  if (const json *variants = p.array(root, "variants", "", false)) {
+    for (size_t i = 0; i < variants->size(); ++i) {
+      VariantPlan v;
+      bool known;
+      if (!parseVariant(p, (*variants)[i], i, plan, v, known))
+        return false;
+      if (known)
+        plan.variants.push_back(std::move(v));
+    }
+  }
   if (p.failed())
     return false;
+  // C-API views, now that nothing moves any more.
+  for (int i = 0; i < 3; ++i)
+    plan.gridText[i] = plan.grid[i].format(plan.symbols);
+  for (VariantPlan &v : plan.variants)
+    for (const TmaPlan &t : v.tma)
+      v.tmaInfo.push_back({t.param, t.rank, t.dtype.c_str(), t.box.data(),
+                           t.elementStrides.data(), t.interleave.c_str(),
+                           t.swizzle.c_str(), t.l2Promotion.c_str(),
+                           t.oobFill.c_str()});
   layoutFrame(plan);
   return true;
 }

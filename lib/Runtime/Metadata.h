@@ -1,8 +1,10 @@
 //===- Metadata.h - Kernel metadata parsed into a launch plan -------------===//
 //
 // The bundle's metadata JSON is parsed and validated once, at load time, into
-// a KernelPlan: everything a launch needs (per-parameter checks, symbol
-// indices, compiled grid, the layout of the per-call frame) in flat arrays.
+// a KernelPlan: everything a launch needs (per-parameter checks and access,
+// symbol indices, compiled grid, the layout of the per-call frame, the
+// hardware-specific variants) in flat arrays. Nothing else in the runtime
+// reads the JSON; the C API and the Python package read the plan.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_METADATA_H
@@ -29,6 +31,10 @@ struct ParamPlan {
   std::string name;
   bool isTensor = false;
   bool output = false;  // metadata "output"
+  /// metadata "access" (TILE_ACCESS_*; absent: READWRITE, the safe guess);
+  /// READ for scalars.
+  int32_t access = TILE_ACCESS_READ;
+  bool inplace = false; // metadata "inplace": may alias another param
   int32_t outSlot = -1; // position in out_idx, -1 if not listed
   std::string dtypeName;
   DLDataType dtype{};
@@ -40,6 +46,35 @@ struct ParamPlan {
   std::vector<const char *> dimPtrs; // c_str of dims, for the C API
   std::vector<int32_t> dimSym;      // symbol index per dim
   size_t slotOffset = 0; // frame offset of the memref / scalar slot
+
+  /// Whether the kernel may write the tensor's memory.
+  bool written() const { return (access & TILE_ACCESS_WRITE) != 0; }
+};
+
+/// One "tma" entry of a variant (names as in the metadata; the device layer
+/// maps them to its driver's values).
+struct TmaPlan {
+  int32_t param = -1; // a tensor param of the same rank, 1..5
+  std::string dtype;  // same element size as the param's dtype
+  int32_t rank = 0;
+  std::vector<int64_t> box;            // rank entries in 1..256
+  std::vector<int64_t> elementStrides; // rank entries in 1..8 (default 1)
+  std::string interleave = "none", swizzle = "128B", l2Promotion = "256B",
+              oobFill = "zero";
+};
+
+/// A hardware-specific alternative kernel (docs/bundle.md, "Kernel
+/// variants") of a kind this runtime knows; variants of other kinds are
+/// dropped at load (entry.kernel always implements the launch).
+struct VariantPlan {
+  std::string kind, chip, kernel;
+  int64_t block[3] = {1, 1, 1};
+  int64_t sharedBytes = 0;
+  bool gridSms = false;  // "grid": "sms" (persistent) instead of "launch"
+  int64_t maxTiles = 0;  // "max_tiles", 0 = any launch
+  std::string schedule; // informational
+  std::vector<TmaPlan> tma;
+  std::vector<tile_tma_info> tmaInfo; // views of `tma` for the C API
 };
 
 /// Layout of the per-launch scratch frame (see Launch.cpp). Offsets in bytes.
@@ -55,6 +90,14 @@ struct FrameLayout {
 };
 
 struct KernelPlan {
+  // The C-API views (dimPtrs, tmaInfo) point into the plan's vectors: a
+  // move keeps them valid, a copy would not.
+  KernelPlan() = default;
+  KernelPlan(KernelPlan &&) = default;
+  KernelPlan &operator=(KernelPlan &&) = default;
+  KernelPlan(const KernelPlan &) = delete;
+  KernelPlan &operator=(const KernelPlan &) = delete;
+
   std::string metadataText; // NUL-terminated copy for the C API
   std::string name, compiler;
   std::string targetKindName, targetChip, targetFeatures;
@@ -65,14 +108,18 @@ struct KernelPlan {
   std::vector<int32_t> inputParams; // params not in out_idx, in order
   std::vector<std::string> symbols;
   GridExpr grid[3];
+  std::string gridText[3]; // GridExpr::format, for the C API
   int64_t block[3] = {1, 1, 1};
   int64_t sharedBytes = 0;
   std::string entryBlocks, entryNative, entryKernel;
+  std::vector<VariantPlan> variants;
+  bool anyWritten = false; // some tensor param is written: check overlaps
   FrameLayout frame;
 };
 
-/// Parses and validates metadata; on failure returns false with a message
-/// naming the offending field ("metadata: params[1].rank must be ...").
+/// Parses and validates metadata, variants included: the one place that
+/// reads the metadata JSON. On failure returns false with a message naming
+/// the offending field ("metadata: params[1].rank must be ...").
 bool parseMetadata(std::string_view text, KernelPlan &plan,
                    std::string &error);
 

@@ -35,6 +35,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "kernel_info.h"
 #include "tile/Runtime/tile_runtime.h"
 
 #include <cstdlib>
@@ -494,7 +495,7 @@ DLManagedTensor *allocCallback(void *, DLDevice device, DLDataType dtype,
 struct ParamDesc {
   std::string name;
   bool tensor;
-  bool output;
+  bool written; // metadata "access": the kernel may write it
 };
 
 class KernelHandle {
@@ -519,47 +520,15 @@ public:
     return std::vector<int>(outIdx_.begin(), outIdx_.end());
   }
 
-  nb::list params() const {
-    nb::list out;
-    for (int32_t i = 0; i < nparams_; ++i) {
-      tile_param_info p;
-      tile_kernel_param(k_, i, &p);
-      nb::dict d;
-      d["name"] = p.name;
-      d["kind"] = p.kind == TILE_PARAM_TENSOR ? "tensor" : "scalar";
-      d["dtype"] = p.dtype;
-      d["is_output"] = bool(p.is_output);
-      d["in_out_idx"] = bool(p.in_out_idx);
-      nb::list shape, dims;
-      for (int32_t r = 0; r < p.rank; ++r) {
-        if (p.shape[r] < 0)
-          shape.append(nb::none());
-        else
-          shape.append(nb::int_(p.shape[r]));
-        dims.append(nb::str(p.dims[r]));
-      }
-      if (p.kind == TILE_PARAM_TENSOR) {
-        d["shape"] = nb::tuple(shape);
-        d["dims"] = nb::tuple(dims);
-      }
-      out.append(d);
-    }
-    return out;
-  }
+  // The parsed view of the metadata (kernel_info.h).
+  nb::list params() const { return tile_py::params(k_); }
+  nb::list symbols() const { return tile_py::symbols(k_); }
+  nb::dict launchInfo() const { return tile_py::launchInfo(k_); }
+  nb::list variants() const { return tile_py::variants(k_); }
 
-  std::vector<std::string> sections() const {
-    std::vector<std::string> out;
-    for (int32_t i = 0, n = tile_kernel_num_sections(k_); i < n; ++i)
-      out.push_back(tile_kernel_section_name(k_, i));
-    return out;
-  }
-
+  nb::list sections() const { return tile_py::sections(k_); }
   nb::object section(const std::string &name) const {
-    const void *data;
-    size_t size;
-    if (tile_kernel_section(k_, name.c_str(), &data, &size) != TILE_STATUS_OK)
-      return nb::none();
-    return nb::bytes(static_cast<const char *>(data), size);
+    return tile_py::section(k_, name.c_str());
   }
 
   nb::object call(PyObject *args, nb::handle stream);
@@ -573,8 +542,10 @@ private:
     for (int32_t i = 0; i < nparams_; ++i) {
       tile_param_info p;
       tile_kernel_param(k_, i, &p);
-      params_.push_back({p.name, p.kind == TILE_PARAM_TENSOR,
-                         bool(p.is_output)});
+      params_.push_back(
+          {p.name, p.kind == TILE_PARAM_TENSOR,
+           (tile_kernel_param_access(k_, i, nullptr) & TILE_ACCESS_WRITE) !=
+               0});
       if (!p.in_out_idx)
         inputParams_.push_back(i);
     }
@@ -718,6 +689,13 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
       t.v.i = PyLong_AsLongLongAndOverflow(a, &overflow);
       continue;
     }
+    // Immutable buffers are no tensors, but say why they cannot be written.
+    if (params_[param].written &&
+        (PyBytes_Check(a) ||
+         (PyMemoryView_Check(a) && PyMemoryView_GET_BUFFER(a)->readonly)))
+      raiseArg("argument '" + params_[param].name + "' (#" +
+               std::to_string(param) + "): the kernel writes it, but a '" +
+               Py_TYPE(a)->tp_name + "' object is read-only");
     const TypeStrategy &s = strategyFor(a);
     DLTensor *dl = &sc.tensors[i];
     bool readOnly = false;
@@ -782,7 +760,10 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
       break;
     }
     }
-    if (readOnly && params_[param].output)
+    // Read-only memory (a numpy array over bytes, np.memmap(mode="r"), a
+    // DLPack tensor flagged read-only) for a param the kernel writes: the
+    // kernel would write it anyway, or fault on a read-only mapping.
+    if (readOnly && params_[param].written)
       raiseArg("argument '" + params_[param].name + "' (#" +
                std::to_string(param) + "): the kernel writes it, but the "
                "array is read-only");
@@ -1035,6 +1016,9 @@ NB_MODULE(_runtime, m) {
       .def_prop_ro("metadata", &KernelHandle::metadata)
       .def_prop_ro("out_idx", &KernelHandle::outIdx)
       .def_prop_ro("params", &KernelHandle::params)
+      .def_prop_ro("symbols", &KernelHandle::symbols)
+      .def_prop_ro("launch_info", &KernelHandle::launchInfo)
+      .def_prop_ro("variants", &KernelHandle::variants)
       .def_prop_ro("sections", &KernelHandle::sections)
       .def("section", &KernelHandle::section, nb::arg("name"),
            "The bytes of a bundle section, or None.");

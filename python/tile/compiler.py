@@ -230,18 +230,6 @@ def _run_tilec(tilec, source, args, verbose, what="compile"):
         return out.read_bytes()
 
 
-_num_params_cache = {}
-
-
-def _num_params(tilec, source, target_args):
-    key = hashlib.sha256(source.encode()).hexdigest()
-    if key not in _num_params_cache:
-        meta = json.loads(_run_tilec(tilec, source,
-                                     ["--emit=metadata", *target_args], False))
-        _num_params_cache[key] = len(meta["params"])
-    return _num_params_cache[key]
-
-
 # ---- compile -------------------------------------------------------------------
 
 _dump_done = set()
@@ -295,13 +283,9 @@ def compile(source_or_path, out_idx=None, target="auto",
     backend = check_backend(kind, execution_backend)
     tilec = find_tilec()
     target_args = [f"--target={kind}"] + ([f"--chip={chip}"] if chip else [])
+    # Negative indices count from the end: tilec resolves them (it knows the
+    # parameter count), so there is no second compiler run for them.
     idx = _norm_out_idx(out_idx)
-    if any(i < 0 for i in idx):
-        n = _num_params(tilec, source, target_args)
-        idx = [i + n if i < 0 else i for i in idx]
-        if any(i < 0 for i in idx):
-            raise ValueError(f"tile.compile: out_idx {out_idx} out of range "
-                             f"for a kernel with {n} parameters")
     args = list(target_args)
     if idx:
         args.append(f"--out-idx={','.join(str(i) for i in sorted(set(idx)))}")

@@ -1,6 +1,5 @@
 """tile.Kernel: a loaded kernel (the call path is C++: tile._runtime)."""
 
-import json
 import os
 import pathlib
 import tempfile
@@ -35,19 +34,26 @@ class Kernel(_runtime.KernelHandle):
         self._cache_key = cache_key
         self._source_path = source_path
         self._compile_args = list(compile_args or [])
-        self._meta = None
 
-    # ---- information -----------------------------------------------------
+    # ---- information (the runtime's parsed view of the metadata) ----------
     @property
-    def meta(self):
-        if self._meta is None:
-            self._meta = json.loads(self.metadata)
-        return self._meta
+    def grid(self):
+        """Grid extents (x, y, z) as expressions over the symbols and integer
+        scalar params, e.g. ('ceildivu("M", 128)', '1', '1')."""
+        return self.launch_info["grid"]
+
+    @property
+    def block(self):
+        return self.launch_info["block"]
+
+    @property
+    def shared_bytes(self):
+        return self.launch_info["shared_bytes"]
 
     @property
     def info(self):
         """Everything known about the kernel, as a dict."""
-        m = self.meta
+        launch = self.launch_info
         return {
             "name": self.name,
             "target": self.target_kind,
@@ -55,17 +61,17 @@ class Kernel(_runtime.KernelHandle):
             "backend": self.backend,
             "params": self.params,
             "out_idx": self.out_idx,
-            "symbols": m.get("symbols", []),
-            "grid": m.get("grid"),
-            "block": m.get("block"),
-            "shared_bytes": m.get("shared_bytes", 0),
+            "symbols": self.symbols,
+            "grid": launch["grid"],
+            "block": launch["block"],
+            "shared_bytes": launch["shared_bytes"],
+            "variants": self.variants,
             "sections": self.sections,
-            "compiler": m.get("compiler"),
+            "compiler": launch["compiler"],
             "cache_key": self._cache_key,
             "source_path": self._source_path,
             "compile_args": self._compile_args,
             "bundle_bytes": len(self._bundle),
-            "metadata": m,
         }
 
     def get_source(self, kind="mlir"):

@@ -14,9 +14,10 @@
 // state was taken by an earlier one skips itself.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaDriver.h"
-#include "CudaTensorMap.h"
-#include "CudaVariants.h"
+#include "Cuda/CudaDevice.h"
+#include "Cuda/CudaDriver.h"
+#include "Cuda/CudaTensorMap.h"
+#include "Cuda/CudaVariants.h"
 #include "Device.h"
 #include "Metadata.h"
 #include "TestUtil.h"
@@ -569,10 +570,15 @@ TEST(CudaVariants, ParseAndCheck) {
   KernelPlan plan;
   std::string error;
   json m = cudaAddVariantMeta();
-  const std::string text = m.dump();
-  ASSERT_TRUE(parseMetadata(text, plan, error)) << error;
+  // The variants are parsed once, with the rest of the metadata.
+  auto parse = [&](const json &meta) {
+    return parseMetadata(meta.dump(), plan, error);
+  };
+  ASSERT_TRUE(parse(m)) << error;
+  ASSERT_EQ(plan.variants.size(), 1u);
+  EXPECT_EQ(plan.variants[0].tma[1].swizzle, "128B");
   std::vector<cuda::VariantSpec> vs;
-  ASSERT_TRUE(cuda::parseVariants(plan, vs, error)) << error;
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
   ASSERT_EQ(vs.size(), 1u);
   EXPECT_EQ(vs[0].kernel, "add_kernel_sm90");
   EXPECT_EQ(vs[0].block[0], 384u);
@@ -582,32 +588,50 @@ TEST(CudaVariants, ParseAndCheck) {
   EXPECT_EQ(vs[0].tma[1].dataType, cuda::kTensorMapFloat32);
   EXPECT_EQ(vs[0].tma[1].box[0], 32u);
   EXPECT_EQ(vs[0].tma[1].swizzle, cuda::kSwizzle128B);
-  // Unknown kinds are ignored; a malformed known one is a bundle error.
+  // Unknown kinds are dropped; a malformed known one is a bundle error.
   m["variants"][0]["kind"] = "future_kind";
-  plan.metadataText = m.dump();
-  ASSERT_TRUE(cuda::parseVariants(plan, vs, error));
+  m["variants"][0]["block"] = "anything";
+  ASSERT_TRUE(parse(m)) << error;
+  EXPECT_TRUE(plan.variants.empty());
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error));
   EXPECT_TRUE(vs.empty());
   m = cudaAddVariantMeta();
   m["variants"][0]["tma"][1]["dtype"] = "float16";
-  plan.metadataText = m.dump();
-  EXPECT_FALSE(cuda::parseVariants(plan, vs, error));
+  EXPECT_FALSE(parse(m));
   EXPECT_EQ(error, "bundle metadata: variants[0].tma[1].dtype 'float16' is "
                    "not a tensor map type of the param's dtype 'float32'");
+  // A dtype of the right size that has no tensor map type, and an enum name
+  // the driver does not know, are found when the CUDA layer maps them.
+  m = cudaAddVariantMeta();
+  m["variants"][0]["tma"][1]["swizzle"] = "96B";
+  ASSERT_TRUE(parse(m)) << error;
+  EXPECT_FALSE(cuda::makeVariantSpecs(plan, vs, error));
+  EXPECT_EQ(error, "bundle metadata: variants[0].tma[1].swizzle is not a "
+                   "known value");
+  m = cudaAddVariantMeta();
+  m["variants"][0]["tma"][0]["box"] = {300};
+  EXPECT_FALSE(parse(m));
+  EXPECT_EQ(error, "bundle metadata: variants[0].tma[0].box must be rank "
+                   "integers in 1..256");
+  m = cudaAddVariantMeta();
+  m["variants"][0]["tma"][0]["param"] = 7;
+  EXPECT_FALSE(parse(m));
+  EXPECT_EQ(error, "bundle metadata: variants[0].tma[0].param (7) must be "
+                   "the index of a tensor param");
   // "grid": "launch" (default) or "sms" (persistent); anything else is an
   // error.
   m = cudaAddVariantMeta();
   m["variants"][0]["grid"] = "sms";
-  plan.metadataText = m.dump();
-  ASSERT_TRUE(cuda::parseVariants(plan, vs, error)) << error;
+  ASSERT_TRUE(parse(m)) << error;
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
   ASSERT_EQ(vs.size(), 1u);
   EXPECT_TRUE(vs[0].gridSms);
   m["variants"][0]["grid"] = "launch";
-  plan.metadataText = m.dump();
-  ASSERT_TRUE(cuda::parseVariants(plan, vs, error)) << error;
+  ASSERT_TRUE(parse(m)) << error;
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
   EXPECT_FALSE(vs[0].gridSms);
   m["variants"][0]["grid"] = 3;
-  plan.metadataText = m.dump();
-  EXPECT_FALSE(cuda::parseVariants(plan, vs, error));
+  EXPECT_FALSE(parse(m));
   EXPECT_EQ(error,
             "bundle metadata: variants[0].grid must be \"launch\" or \"sms\"");
   // "max_tiles": a positive integer (absent: 0 = any launch); fields this
@@ -615,14 +639,13 @@ TEST(CudaVariants, ParseAndCheck) {
   m = cudaAddVariantMeta();
   m["variants"][0]["max_tiles"] = 528;
   m["variants"][0]["future_field"] = {1, 2};
-  plan.metadataText = m.dump();
-  ASSERT_TRUE(cuda::parseVariants(plan, vs, error)) << error;
+  ASSERT_TRUE(parse(m)) << error;
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
   ASSERT_EQ(vs.size(), 1u);
   EXPECT_EQ(vs[0].maxTiles, 528);
   for (json bad : {json(0), json(-3), json("4"), json(1.5)}) {
     m["variants"][0]["max_tiles"] = bad;
-    plan.metadataText = m.dump();
-    EXPECT_FALSE(cuda::parseVariants(plan, vs, error));
+    EXPECT_FALSE(parse(m));
     EXPECT_EQ(error,
               "bundle metadata: variants[0].max_tiles must be a positive "
               "integer");
@@ -642,6 +665,39 @@ TEST(CudaVariants, ParseAndCheck) {
             "tensor dim 0 is 0 or too large for a tensor map");
   EXPECT_EQ(cuda::checkTensorMap(t, buf + 8, ok),
             "tensor data is not 16-byte aligned");
+}
+
+TEST(CudaMock, VariantInfoThroughTheCApi) {
+  USE_MOCK(mock);
+  json m = cudaAddVariantMeta();
+  m["variants"][0]["max_tiles"] = 64;
+  m["variants"][0]["grid"] = "sms";
+  m["variants"][0]["schedule"] = "pingpong";
+  m["variants"].push_back({{"kind", "future_kind"}});
+  KernelGuard k(load(cudaBundle(m), "ffi"));
+  ASSERT_TRUE(k.k);
+  ASSERT_EQ(tile_kernel_num_variants(k), 1); // the unknown kind is dropped
+  tile_variant_info v;
+  ASSERT_EQ(tile_kernel_variant(k, 0, &v), TILE_STATUS_OK);
+  EXPECT_STREQ(v.kind, "sm90_tma_wgmma");
+  EXPECT_STREQ(v.chip, "sm_90a");
+  EXPECT_STREQ(v.kernel, "add_kernel_sm90");
+  EXPECT_EQ(v.block[0], 384);
+  EXPECT_EQ(v.shared_bytes, 200000);
+  EXPECT_STREQ(v.grid, "sms");
+  EXPECT_EQ(v.max_tiles, 64);
+  EXPECT_STREQ(v.schedule, "pingpong");
+  ASSERT_EQ(v.num_tma, 2);
+  EXPECT_EQ(v.tma[1].param, 1);
+  EXPECT_EQ(v.tma[1].rank, 1);
+  EXPECT_STREQ(v.tma[1].dtype, "float32");
+  EXPECT_EQ(v.tma[1].box[0], 32);
+  EXPECT_EQ(v.tma[1].element_strides[0], 1);
+  EXPECT_STREQ(v.tma[1].swizzle, "128B");
+  EXPECT_STREQ(v.tma[1].l2_promotion, "256B");
+  EXPECT_STREQ(v.tma[1].interleave, "none");
+  EXPECT_STREQ(v.tma[1].oob_fill, "zero");
+  EXPECT_EQ(tile_kernel_variant(k, 1, &v), TILE_STATUS_INVALID_ARGUMENT);
 }
 
 TEST(CudaMock, VariantOnSm90CubinBothBackends) {

@@ -1,6 +1,6 @@
 //===- InternalTest.cpp - White-box tests: grid expressions, thread pool --===//
 #include "GridExpr.h"
-#include "ThreadPool.h"
+#include "Cpu/ThreadPool.h"
 
 #include <gtest/gtest.h>
 

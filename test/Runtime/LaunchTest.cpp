@@ -217,6 +217,93 @@ TEST_P(LaunchBoth, CustomAllocators) {
   out[0]->deleter(out[0]);
 }
 
+TEST_P(LaunchBoth, WrittenParamsMayNotOverlap) {
+  const int64_t n = 100;
+  auto message = [] { return std::string(tile_last_error()); };
+  // C = A + B with C written: C aliasing A (or B) is refused on both
+  // backends before anything runs; the inputs may alias each other.
+  {
+    KernelGuard k(load(addBundle(), GetParam()));
+    HostTensor a({n}, 1.0f), b({n}, 2.0f), big({2 * n}, 1.0f);
+    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                        tile_arg_tensor(a.dl())};
+    int64_t before = blocksRun();
+    EXPECT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(message(), "kernel 'add': argument 'C' (#2), which the kernel "
+                         "writes, overlaps argument 'A' (#0): pass distinct "
+                         "memory (the kernel does not declare 'C' "
+                         "tile.inplace)");
+    EXPECT_EQ(blocksRun(), before);
+    EXPECT_EQ(a[0], 1.0f);
+    // A partial overlap: C is the second half of a buffer whose first half
+    // (shifted by one element) is B.
+    DLTensor shifted = *big.dl(), tail = *big.dl();
+    int64_t nshape = n;
+    shifted.shape = &nshape;
+    tail.shape = &nshape;
+    shifted.byte_offset = 4 * (n - 1);
+    tail.byte_offset = 0;
+    tile_arg partial[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(&shifted),
+                           tile_arg_tensor(&tail)};
+    EXPECT_EQ(tile_kernel_launch(k, partial, 3, nullptr, nullptr),
+              TILE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(message(), "kernel 'add': argument 'C' (#2), which the kernel "
+                         "writes, overlaps argument 'B' (#1): pass distinct "
+                         "memory (a partial overlap is never allowed)");
+    // Read-only params may share memory; empty tensors overlap nothing.
+    HostTensor c({n});
+    tile_arg same[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(a.dl()),
+                        tile_arg_tensor(c.dl())};
+    ASSERT_EQ(tile_kernel_launch(k, same, 3, nullptr, nullptr),
+              TILE_STATUS_OK)
+        << message();
+    EXPECT_EQ(c[7], 2.0f);
+    // An empty launch runs nothing, so it is never refused (the native
+    // wrapper does not even call back for it).
+    HostTensor e({0});
+    tile_arg empty[3] = {tile_arg_tensor(e.dl()), tile_arg_tensor(e.dl()),
+                         tile_arg_tensor(e.dl())};
+    EXPECT_EQ(tile_kernel_launch(k, empty, 3, nullptr, nullptr),
+              TILE_STATUS_OK)
+        << message();
+  }
+  // With C declared inplace, C may be exactly A (elementwise A += B), but
+  // still not a part of it.
+  json meta = addMeta();
+  meta["params"][2]["inplace"] = true;
+  KernelGuard k(load(makeBundle(meta, TILE_TEST_ADD_SO), GetParam()));
+  HostTensor a({n}, 1.0f), b({n}, 2.0f);
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(a.dl())};
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK)
+      << message();
+  EXPECT_EQ(a[0], 3.0f);
+  EXPECT_EQ(a[n - 1], 3.0f);
+  DLTensor head = *a.dl();
+  int64_t half = n / 2;
+  head.shape = &half;
+  HostTensor b2({half}, 2.0f), a2({half});
+  tile_arg sub2[3] = {tile_arg_tensor(a2.dl()), tile_arg_tensor(b2.dl()),
+                      tile_arg_tensor(&head)};
+  ASSERT_EQ(tile_kernel_launch(k, sub2, 3, nullptr, nullptr), TILE_STATUS_OK)
+      << message();
+  tile_arg overlapA[3] = {tile_arg_tensor(&head), tile_arg_tensor(b2.dl()),
+                          tile_arg_tensor(&head)};
+  ASSERT_EQ(tile_kernel_launch(k, overlapA, 3, nullptr, nullptr),
+            TILE_STATUS_OK)
+      << message();
+  DLTensor head1 = head;
+  head1.byte_offset = 4;
+  tile_arg shifted[3] = {tile_arg_tensor(&head), tile_arg_tensor(b2.dl()),
+                         tile_arg_tensor(&head1)};
+  EXPECT_EQ(tile_kernel_launch(k, shifted, 3, nullptr, nullptr),
+            TILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(message(), "kernel 'add': argument 'C' (#2), which the kernel "
+                       "writes, overlaps argument 'A' (#0): pass distinct "
+                       "memory (a partial overlap is never allowed)");
+}
+
 TEST(Launch, ScalarsStaticDimsAndInPlaceOutput) {
   KernelGuard k(load(axpyBundle()));
   ASSERT_STREQ(tile_kernel_backend(k), "ffi");
@@ -260,6 +347,9 @@ TEST(Launch, CppWrapper) {
   tile::ParamInfo p = k.param(1);
   EXPECT_EQ(p.name, "B");
   EXPECT_EQ(p.dims, std::vector<std::string>{"N"});
+  EXPECT_EQ(p.access, TILE_ACCESS_READ);
+  EXPECT_EQ(k.param(2).access, TILE_ACCESS_WRITE);
+  EXPECT_FALSE(k.param(2).inplace);
   EXPECT_EQ(k.section("mlir"), "func.func @add() { return }");
   HostTensor a({8}, 1.0f), bb({8}, 2.0f);
   std::vector<tile::Tensor> outs = k.launch({a.dl(), bb.dl()});

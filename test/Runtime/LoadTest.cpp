@@ -84,6 +84,28 @@ TEST(Load, InfoQueries) {
   json meta = json::parse(tile_kernel_metadata(k));
   EXPECT_EQ(meta["name"], "add");
 
+  // The rest of the parsed view: access, symbols, launch geometry.
+  int32_t inplace = -1;
+  EXPECT_EQ(tile_kernel_param_access(k, 0, &inplace), TILE_ACCESS_READ);
+  EXPECT_EQ(inplace, 0);
+  EXPECT_EQ(tile_kernel_param_access(k, 2, nullptr), TILE_ACCESS_WRITE);
+  EXPECT_EQ(tile_kernel_param_access(k, 3, &inplace), -1);
+  EXPECT_EQ(tile_kernel_num_symbols(k), 1);
+  EXPECT_STREQ(tile_kernel_symbol(k, 0), "N");
+  EXPECT_EQ(tile_kernel_symbol(k, 1), nullptr);
+  tile_launch_info li;
+  ASSERT_EQ(tile_kernel_launch_info(k, &li), TILE_STATUS_OK);
+  EXPECT_STREQ(li.grid[0], "ceildivu(\"N\", 64)");
+  EXPECT_STREQ(li.grid[1], "1");
+  EXPECT_EQ(li.block[0], 1);
+  EXPECT_EQ(li.shared_bytes, 0);
+  EXPECT_STREQ(li.compiler, "tile-test");
+  EXPECT_EQ(tile_kernel_num_variants(k), 0);
+  tile_variant_info vi;
+  EXPECT_EQ(tile_kernel_variant(k, 0, &vi), TILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(tile_last_error(),
+               "variant index 0 is out of range (kernel 'add' has 0)");
+
   ASSERT_EQ(tile_kernel_num_sections(k), 3);
   EXPECT_STREQ(tile_kernel_section_name(k, 2), "mlir");
   EXPECT_EQ(tile_kernel_section_name(k, 3), nullptr);
@@ -103,6 +125,18 @@ TEST(Load, InfoQueries) {
   EXPECT_EQ(p.shape, nullptr);
   ASSERT_EQ(tile_kernel_param(a, 1, &p), TILE_STATUS_OK);
   EXPECT_EQ(p.shape[1], 4);
+  EXPECT_EQ(tile_kernel_param_access(a, 0, nullptr), TILE_ACCESS_READ);
+  EXPECT_EQ(tile_kernel_param_access(a, 2, nullptr), TILE_ACCESS_READWRITE);
+  ASSERT_EQ(tile_kernel_launch_info(a, &li), TILE_STATUS_OK);
+  EXPECT_STREQ(li.grid[0], "ceildivs(\"N\", scalar(3))");
+
+  // A bundle without "access" (an older compiler): every tensor may be
+  // written.
+  json old = addMeta();
+  for (json &param : old["params"])
+    param.erase("access");
+  KernelGuard o(load(makeBundle(old, TILE_TEST_ADD_SO)));
+  EXPECT_EQ(tile_kernel_param_access(o, 0, nullptr), TILE_ACCESS_READWRITE);
 }
 
 TEST(Load, BackendSelection) {
@@ -209,6 +243,12 @@ TEST(Load, BadBundles) {
   unnamedDynamic["params"][0]["dims"][0] = "";
   json wrongBlocks = addMeta();
   wrongBlocks["entry"]["blocks"] = "nope__tile_blocks";
+  json badAccess = addMeta();
+  badAccess["params"][2]["access"] = "append";
+  json readInplace = addMeta();
+  readInplace["params"][0]["inplace"] = true;
+  json badVariant = addMeta();
+  badVariant["variants"] = {{{"kind", "sm90_tma_wgmma"}, {"chip", "sm_90a"}}};
   std::vector<Case> cases = {
       {"truncated file", good.substr(0, good.size() / 2),
        "truncated bundle: header declares*"},
@@ -246,6 +286,14 @@ TEST(Load, BadBundles) {
       {"unnamed dynamic dim", withMeta(unnamedDynamic.dump()),
        "bundle metadata: params[0].dims[0] is empty, but only static dims may "
        "be unnamed"},
+      {"bad access", withMeta(badAccess.dump()),
+       "bundle metadata: params[2].access must be \"read\", \"write\" or "
+       "\"readwrite\""},
+      {"inplace read-only param", withMeta(readInplace.dump()),
+       "bundle metadata: params[0].inplace is set, but \"access\" says the "
+       "kernel never writes the param"},
+      {"malformed variant", withMeta(badVariant.dump()),
+       "bundle metadata: variants[0].kernel is missing"},
       {"undefined block fn", withMeta(wrongBlocks.dump()),
        "host.so does not define the block function 'nope__tile_blocks'"},
   };

@@ -28,14 +28,16 @@ std::string readFile(const std::string &path) {
 }
 
 static json tensor(const char *name, std::vector<int64_t> shape,
-                   std::vector<std::string> dims, bool output = false) {
+                   std::vector<std::string> dims, bool output = false,
+                   const char *access = nullptr) {
   return {{"name", name},
           {"kind", "tensor"},
           {"dtype", "float32"},
           {"rank", shape.size()},
           {"shape", shape},
           {"dims", dims},
-          {"output", output}};
+          {"output", output},
+          {"access", access ? access : output ? "write" : "read"}};
 }
 
 static json base(const char *name) {
@@ -82,7 +84,7 @@ json axpyMeta() {
   m["params"] = {
       {{"name", "alpha"}, {"kind", "scalar"}, {"dtype", "float32"}},
       tensor("X", {-1, 4}, {"N", "C"}),
-      tensor("Y", {-1, 4}, {"N", "C"}, true),
+      tensor("Y", {-1, 4}, {"N", "C"}, true, "readwrite"),
       {{"name", "rows"}, {"kind", "scalar"}, {"dtype", "int32"}},
       {{"name", "bias"}, {"kind", "scalar"}, {"dtype", "int64"}}};
   m["out_idx"] = json::array();

@@ -1,7 +1,10 @@
 // RUN: tilec %s --emit=metadata --out-idx=1 | FileCheck %s
+// RUN: tilec %s --emit=metadata --out-idx=-2 | FileCheck %s
+// RUN: not tilec %s --emit=metadata --out-idx=-4 2>&1 | FileCheck %s --check-prefix=RANGE
 
 // Parameter names, symbols bound across tensors, a static dim, a scalar in the
-// grid, an output marked from the command line.
+// grid, an output marked from the command line (-2: the second to last), what the kernel does to each
+// tensor (X is only read, Y only written).
 func.func @scale(%x: memref<?x64xf32> {tile.name = "X", tile.dims = ["M", "D"]},
                  %y: memref<?x64xbf16> {tile.name = "Y", tile.dims = ["M", "D"]},
                  %rows: i32 {tile.name = "rows_per_block"})
@@ -29,15 +32,18 @@ func.func @scale(%x: memref<?x64xf32> {tile.name = "X", tile.dims = ["M", "D"]},
 // CHECK:       "out_idx": [
 // CHECK-NEXT:    1
 // CHECK-NEXT:  ],
-// CHECK:       "dims": [
+// CHECK:       "access": "read",
+// CHECK-NEXT:  "dims": [
 // CHECK-NEXT:    "M",
 // CHECK-NEXT:    "D"
 // CHECK:       "dtype": "float32",
+// CHECK-NEXT:  "inplace": false,
 // CHECK:       "name": "X",
 // CHECK:       "output": false,
 // CHECK:       "shape": [
 // CHECK-NEXT:    -1,
 // CHECK-NEXT:    64
+// CHECK:       "access": "write",
 // CHECK:       "dtype": "bfloat16",
 // CHECK:       "name": "Y",
 // CHECK:       "output": true,
@@ -50,3 +56,5 @@ func.func @scale(%x: memref<?x64xf32> {tile.name = "X", tile.dims = ["M", "D"]},
 // CHECK-NEXT:    "D"
 // CHECK-NEXT:  ],
 // CHECK:       "kind": "cpu"
+
+// RANGE: error: --out-idx -4 is out of range: the kernel has 3 parameters

@@ -16,7 +16,7 @@
 // allocate. Exit status: 0 ok, 1 backends differ, 2 usage or runtime error.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaDriver.h"
+#include "Cuda/CudaDriver.h"
 #include "Elements.h"
 #include "Npy.h"
 #include "tile/Runtime/tile_runtime.h"

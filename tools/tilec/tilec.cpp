@@ -68,10 +68,10 @@ static cl::opt<std::string>
                  cl::desc("Textual pass pipeline to lower with instead of "
                           "the target's"),
                  cl::init(""), cl::cat(tilecCategory));
-static cl::list<unsigned>
+static cl::list<int>
     outIdx("out-idx",
            cl::desc("Parameters that are outputs the runtime may allocate "
-                    "(adds tile.output)"),
+                    "(adds tile.output; negative: from the end)"),
            cl::CommaSeparated, cl::cat(tilecCategory));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"),
                                   cl::init(3), cl::Prefix,

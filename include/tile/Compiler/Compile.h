@@ -31,8 +31,9 @@ struct CompileOptions {
   std::vector<std::string> backends;
   /// Replaces the target's lowering pipeline when non-empty.
   std::string passPipeline;
-  /// Parameters to mark as outputs (tile.output) in addition to the source's.
-  std::vector<unsigned> outIdx;
+  /// Parameters to mark as outputs (tile.output) in addition to the source's;
+  /// negative indices count from the end (-1: the last parameter).
+  std::vector<int64_t> outIdx;
   unsigned optLevel = 3;
 };
 

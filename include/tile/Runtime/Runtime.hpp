@@ -77,6 +77,8 @@ struct ParamInfo {
   DLDataType dlDtype;
   std::vector<int64_t> shape;     // -1 = dynamic
   std::vector<std::string> dims;  // symbol names
+  int access = TILE_ACCESS_READ;  // tile_access: what the kernel does to it
+  bool inplace = false;           // may be the same memory as another param
 };
 
 class Kernel {
@@ -133,6 +135,9 @@ public:
       r.shape.push_back(p.shape[d]);
       r.dims.push_back(p.dims[d]);
     }
+    int32_t inplace = 0;
+    r.access = tile_kernel_param_access(k_, i, &inplace);
+    r.inplace = inplace != 0;
     return r;
   }
 

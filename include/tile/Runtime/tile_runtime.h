@@ -79,7 +79,7 @@ typedef enum tile_param_kind {
 typedef struct tile_param_info {
   const char *name;
   int32_t kind;            /* tile_param_kind */
-  int32_t is_output;       /* metadata "output": the kernel writes it */
+  int32_t is_output;       /* metadata "output" (tile.output) */
   int32_t in_out_idx;      /* listed in out_idx: may be omitted at launch */
   int32_t rank;            /* 0 for scalars */
   const char *dtype;       /* "float16", "int32", ... */
@@ -90,6 +90,77 @@ typedef struct tile_param_info {
 
 TILE_RT_API tile_status tile_kernel_param(tile_kernel_t kernel, int32_t index,
                                           tile_param_info *info);
+
+/* What a kernel does to a tensor parameter's memory (metadata "access",
+ * computed by the compiler). A launch is refused when a written parameter's
+ * memory overlaps another parameter's, unless the kernel declared the
+ * written one inplace and both are exactly the same memory. */
+typedef enum tile_access {
+  TILE_ACCESS_READ = 1,
+  TILE_ACCESS_WRITE = 2,
+  TILE_ACCESS_READWRITE = 3
+} tile_access;
+
+/* The tile_access of parameter `index` (TILE_ACCESS_READ for scalars), or
+ * -1 for a NULL kernel or a bad index. *inplace, when not NULL, receives 1
+ * if the kernel allows the parameter to be the same memory as another
+ * parameter (metadata "inplace"), else 0. */
+TILE_RT_API int32_t tile_kernel_param_access(tile_kernel_t kernel,
+                                             int32_t index, int32_t *inplace);
+
+/* Symbols: the distinct dim names of the tensor parameters, in order. */
+TILE_RT_API int32_t tile_kernel_num_symbols(tile_kernel_t kernel);
+TILE_RT_API const char *tile_kernel_symbol(tile_kernel_t kernel,
+                                           int32_t index);
+
+/* The launch geometry from the metadata. */
+typedef struct tile_launch_info {
+  /* Grid extents x, y, z as expressions over the symbols and the integer
+   * scalar parameters, in the compiler's syntax: `ceildivu("M", 128)`,
+   * `scalar(3)` (the value of parameter 3), constants. */
+  const char *grid[3];
+  int64_t block[3];     /* threads per block */
+  int64_t shared_bytes; /* dynamic shared memory of entry.kernel */
+  const char *compiler; /* metadata "compiler" ("" if absent) */
+  const char *target_features;
+} tile_launch_info;
+
+TILE_RT_API tile_status tile_kernel_launch_info(tile_kernel_t kernel,
+                                                tile_launch_info *info);
+
+/* Hardware-specific variants (docs/bundle.md, "Kernel variants") of the
+ * kinds this runtime knows, in metadata order; whether one is used is
+ * decided per device and launch. */
+typedef struct tile_tma_info {
+  int32_t param;                  /* the tensor parameter it maps */
+  int32_t rank;
+  const char *dtype;
+  const int64_t *box;             /* rank entries, innermost first */
+  const int64_t *element_strides; /* rank entries */
+  const char *interleave;         /* "none", "16B", "32B" */
+  const char *swizzle;            /* "none", "32B", "64B", "128B" */
+  const char *l2_promotion;       /* "none", "64B", "128B", "256B" */
+  const char *oob_fill;           /* "zero", "nan" */
+} tile_tma_info;
+
+typedef struct tile_variant_info {
+  const char *kind;   /* "sm90_tma_wgmma" */
+  const char *chip;   /* "sm_90a" */
+  const char *kernel; /* its entry in the device code */
+  int64_t block[3];
+  int64_t shared_bytes;
+  const char *grid;     /* "launch" or "sms" (persistent) */
+  int64_t max_tiles;    /* used only for launches of at most this many
+                           blocks; 0 = any */
+  const char *schedule; /* informational, "" if none */
+  int32_t num_tma;
+  const tile_tma_info *tma;
+} tile_variant_info;
+
+TILE_RT_API int32_t tile_kernel_num_variants(tile_kernel_t kernel);
+TILE_RT_API tile_status tile_kernel_variant(tile_kernel_t kernel,
+                                            int32_t index,
+                                            tile_variant_info *info);
 
 /* out_idx: the parameters the runtime allocates when they are omitted. */
 TILE_RT_API int32_t tile_kernel_num_outputs(tile_kernel_t kernel);

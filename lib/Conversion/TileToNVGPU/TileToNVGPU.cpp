@@ -47,14 +47,9 @@ struct ConvertTileToNVGPUPass
       maxShared = std::max(maxShared, *shared);
     }
     // The metadata's shared_bytes is what the launch must request.
-    if (module->hasAttr(kMetadataAttrName)) {
-      auto md = getAttachedMetadata(module);
-      if (failed(md))
-        return signalPassFailure();
-      md->sharedBytes = maxShared;
-      module->setAttr(kMetadataAttrName,
-                      StringAttr::get(&getContext(), md->toJSONString()));
-    }
+    if (auto info = module->getAttrOfType<KernelInfoAttr>(
+            TileDialect::kKernelInfoAttrName))
+      setKernelInfo(module, info.withSharedBytes(maxShared));
   }
 
   FailureOr<int64_t> outline(func::FuncOp kernel) {

@@ -1,7 +1,8 @@
-//===- VariantMetadata.cpp - the sm90 variants in tile.metadata -----------===//
+//===- VariantMetadata.cpp - the sm90 variants in the kernel info ---------===//
 
 #include "VariantMetadata.h"
 
+#include "tile/Dialect/Tile/IR/TileDialect.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 
 using namespace mlir;
@@ -10,57 +11,40 @@ using namespace mlir::tile::sm90;
 
 LogicalResult sm90::recordVariantMetadata(ModuleOp module,
                                           ArrayRef<BuiltVariant> variants) {
-  if (!module->hasAttr(kMetadataAttrName))
+  auto info =
+      module->getAttrOfType<KernelInfoAttr>(TileDialect::kKernelInfoAttrName);
+  if (!info || variants.empty())
     return success();
-  FailureOr<KernelMetadata> md = getAttachedMetadata(module);
-  if (failed(md))
-    return failure();
+  MLIRContext *ctx = module.getContext();
+  Builder b(ctx);
+  SmallVector<KernelVariantAttr> all(info.getVariants().begin(),
+                                     info.getVariants().end());
   for (const BuiltVariant &built : variants) {
     const GemmMatch &m = built.match;
     const WarpSpecialization &ws = built.ws;
-    // The variant's metadata (docs/bundle.md, "variants").
-    auto paramIndex = [&](Value v) {
-      return (int64_t)cast<BlockArgument>(v).getArgNumber();
+    // The variant's description (docs/bundle.md, "variants"): TMA maps of
+    // A, B (and C for the TMA-store epilogue), 128B swizzle, 256B L2
+    // promotion, zero fill out of bounds.
+    auto tma = [&](Value param, int64_t inner, int64_t outer, Type elt) {
+      return TmaDescAttr::get(ctx, cast<BlockArgument>(param).getArgNumber(),
+                              elt, {inner, outer}, {1, 1}, /*interleave=*/0,
+                              /*swizzle=*/128, /*l2Promotion=*/256,
+                              TmaOobFill::zero);
     };
-    auto tmaEntry = [&](Value param, int64_t inner, int64_t outer,
-                        Type elt = {}) {
-      return llvm::json::Object{
-          {"param", paramIndex(param)},
-          {"dtype", getDTypeName(elt ? elt : m.inType)},
-          {"rank", 2},
-          {"box", llvm::json::Array{inner, outer}},
-          {"element_strides", llvm::json::Array{1, 1}},
-          {"interleave", "none"},
-          {"swizzle", "128B"},
-          {"l2_promotion", "256B"},
-          {"oob_fill", "zero"}};
-    };
-    llvm::json::Object variant{
-        {"kind", "sm90_tma_wgmma"},
-        {"chip", "sm_90a"},
-        {"kernel", built.kernelName},
-        {"block", llvm::json::Array{ws.threads(), 1, 1}},
-        {"shared_bytes", built.sharedBytes},
-        {"tma",
-         llvm::json::Array{tmaEntry(m.A, kBlockK, m.tileM),
-                           tmaEntry(m.B, 64, kBlockK)}}};
-    // The TMA-store epilogue's map of C (64x64 boxes, 128B swizzle).
+    SmallVector<TmaDescAttr> maps = {tma(m.A, kBlockK, m.tileM, m.inType),
+                                     tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
-      variant["tma"].getAsArray()->push_back(
-          tmaEntry(m.C, 64, 64, m.outType));
-    // One CTA per SM (capped at the tile count), each looping over tiles.
-    if (ws.persistent)
-      variant["grid"] = "sms";
-    // Informational (the runtime launches both schedules alike).
-    if (ws.pingpong)
-      variant["schedule"] = "pingpong";
-    // The small-grid variant: the runtime sends larger grids on.
-    if (built.maxTiles > 0)
-      variant["max_tiles"] = built.maxTiles;
-    md->variants.push_back(std::move(variant));
+      maps.push_back(tma(m.C, 64, 64, m.outType));
+    // Persistent: one CTA per SM (capped at the tile count), each looping
+    // over tiles. The schedule is informational (launched alike). The
+    // small-grid variant (max_tiles) sends larger grids on.
+    all.push_back(KernelVariantAttr::get(
+        ctx, b.getStringAttr("sm90_tma_wgmma"), b.getStringAttr("sm_90a"),
+        b.getStringAttr(built.kernelName), {ws.threads(), 1, 1},
+        built.sharedBytes,
+        ws.persistent ? VariantGrid::sms : VariantGrid::launch, built.maxTiles,
+        ws.pingpong ? b.getStringAttr("pingpong") : StringAttr(), maps));
   }
-  if (!variants.empty())
-    module->setAttr(kMetadataAttrName,
-                    StringAttr::get(module.getContext(), md->toJSONString()));
+  setKernelInfo(module, info.withVariants(all));
   return success();
 }

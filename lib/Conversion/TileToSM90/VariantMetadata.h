@@ -17,7 +17,7 @@
 namespace mlir::tile::sm90 {
 
 /// A Hopper kernel variant built for a tile kernel: what its entry in the
-/// metadata's "variants" describes (docs/bundle.md).
+/// kernel info's "variants" describe (docs/bundle.md).
 struct BuiltVariant {
   std::string kernelName;   // NAME_kernel_sm90<suffix>
   GemmMatch match;          // A, B, C: the tile kernel's params
@@ -26,10 +26,10 @@ struct BuiltVariant {
   int64_t maxTiles = 0;     // the runtime's "max_tiles" rule; 0: none
 };
 
-/// Appends one "variants" entry per built variant, in order (the runtime
-/// tries them in that order), to the module's `tile.metadata`. Without
-/// that attribute (a pass run on its own) nothing is recorded; a malformed
-/// one is an error.
+/// Appends one typed variant (#tile.kernel_variant) per built variant, in
+/// order (the runtime tries them in that order), to the module's
+/// #tile.kernel_info. Without that attribute (a pass run on its own)
+/// nothing is recorded.
 LogicalResult recordVariantMetadata(ModuleOp module,
                                     ArrayRef<BuiltVariant> variants);
 

@@ -3,7 +3,7 @@
 // The launch becomes a gpu.func with the kernel's parameters; shared buffers
 // are views of dynamic shared memory; the metadata's shared_bytes is what
 // the kernel uses (3 stages x 2 x 8 KiB, no scratch).
-// CHECK: module attributes {gpu.container_module, tile.metadata = "{{.*}}\22shared_bytes\22:49152
+// CHECK: module attributes {gpu.container_module, tile.kernel_info = #tile.kernel_info<{{.*}}shared_bytes = 49152>
 // CHECK: gpu.module @gemm_module
 // CHECK: gpu.func @gemm_kernel(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK: gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>

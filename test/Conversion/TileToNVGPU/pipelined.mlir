@@ -7,7 +7,7 @@
 // until at most 1 group is pending, synchronizes, issues iteration k + 2
 // into the copy that iteration k - 1 read, commits, and computes from copy
 // k mod 3; the epilogue drains all groups.
-// CHECK: tile.metadata = "{{.*}}\22shared_bytes\22:49152
+// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}shared_bytes = 49152>
 // CHECK-LABEL: gpu.func @gemm3_kernel
 // Versioned: one alignment check for the whole loop (scf.if) selects the
 // branch-free pipeline, the fallback clone is in the else region.

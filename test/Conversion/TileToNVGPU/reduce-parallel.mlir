@@ -4,7 +4,7 @@
 // are reduced thread-locally, then by a 5-step xor butterfly in each warp,
 // then across the 4 warps through 128 bytes of shared scratch; the parallel
 // bodies run on each thread's own registers (no shared memory).
-// CHECK: tile.metadata = "{{.*}}\22shared_bytes\22:128
+// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}shared_bytes = 128>
 // CHECK: gpu.func @softmax_kernel(%{{.*}}: memref<?x1024xf32>, %{{.*}}: memref<?x1024xf32>) kernel
 // CHECK-DAG: memref.alloca() : memref<64xf32>
 // CHECK-DAG: memref.alloca() : memref<8xf32>

@@ -15,7 +15,7 @@
 // accumulators straight from registers (no shared-memory staging, so the
 // producer refills the stages for the next tile meanwhile).
 
-// CHECK: tile.metadata = "{{.*}}\22variants\22:[{\22block\22:[384,1,1],\22chip\22:\22sm_90a\22,\22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22shared_bytes\22:164864,
+// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, grid = sms, tma = [
 // CHECK: gpu.func @gemm_kernel_sm90(%[[A:.*]]: memref<?x?xf16>, %[[B:.*]]: memref<?x?xf16>, %[[C:.*]]: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
 // The tile count: ceildiv(N, 128) * ceildiv(M, 128).
 // CHECK: %[[N:.*]] = memref.dim %[[B]], %c1
@@ -90,13 +90,13 @@
 // the TMA-store epilogue kernel (_t) for launches of at most 528 tiles
 // first, then the persistent cooperative kernel (gemm-sm90-tma-store.mlir
 // has the details).
-// AUTO256: \22variants\22:[{{.*}}\22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90_t\22,\22kind\22:\22sm90_tma_wgmma\22,\22max_tiles\22:528,\22shared_bytes\22:230400,{{.*}}\22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22shared_bytes\22:197632,
+// AUTO256: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_t", block = [384, 1, 1], shared_bytes = 230400, grid = sms, max_tiles = 528, tma = {{.*}}>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 197632, grid = sms, tma =
 // AUTO256: gpu.module @gemm_sm90_module
 // AUTO256-NOT: gpu.module
 // AUTO256-DAG: gpu.func @gemm_kernel_sm90(
 // AUTO256-DAG: gpu.func @gemm_kernel_sm90_t(
 // AUTO256-NOT: nvgpu.warpgroup.mma.store
-// ON256: \22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22shared_bytes\22:197632,
+// ON256: kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 197632, grid = sms,
 // ON256: builtin.unrealized_conversion_cast %{{.*}} : !nvgpu.warpgroup.accumulator<fragmented = vector<64x256xf32>> to !llvm.struct<(struct<(f32,
 // ON256-NOT: nvgpu.warpgroup.mma.store
 

@@ -16,7 +16,7 @@
 
 // WS: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, persistent = true, producer_regs = 40 : i64, producers = 1 : i64, schedule = "pingpong", stages = 7 : i64, threads = 384 : i64, unit_n = 128 : i64}
 
-// CHECK: \22block\22:[384,1,1],\22chip\22:\22sm_90a\22,\22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22schedule\22:\22pingpong\22,\22shared_bytes\22:230400,
+// CHECK: <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 230400, grid = sms, schedule = "pingpong", tma = [
 // CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 7>
 // CHECK: %[[EMPTY:.*]] = nvgpu.mbarrier.create
 // One consumer arrival releases a stage.
@@ -65,7 +65,7 @@
 // CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<?x?xf16>, vector<2xf16>
 
 // 128x128 tiles: one unit per tile (consumers alternate whole tiles).
-// T128: \22grid\22:\22sms\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22schedule\22:\22pingpong\22,\22shared_bytes\22:230400,
+// T128: kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 230400, grid = sms, schedule = "pingpong",
 // T128: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
 // T128: <fragmented = vector<128x128xf32>>
 

@@ -39,7 +39,7 @@
 // PP: schedule = "pingpong"
 // BAD: epilogue must be auto or tma, not 'bogus'
 
-// CHECK: \22shared_bytes\22:230400,\22tma\22:[{{.*}}\22param\22:0{{.*}}\22param\22:1{{.*}}{\22box\22:[64,64],\22dtype\22:\22float16\22,{{.*}}\22param\22:2,\22rank\22:2,\22swizzle\22:\22128B\22}]
+// CHECK: shared_bytes = 230400, {{.*}}tma = [<param = 0, {{.*}}>, <param = 1, {{.*}}>, <param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>]>
 // CHECK: gpu.func @gemm_kernel_sm90(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[CMAP:.*]]: !llvm.ptr) kernel
 // CHECK: %[[TMAC:.*]] = builtin.unrealized_conversion_cast %[[CMAP]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // CHECK: nvgpu.tma.prefetch.descriptor %[[TMAC]]

@@ -6,7 +6,7 @@
 // kernel (which stays for the generic lowering): tensor maps as trailing
 // pointer params, mbarrier pipeline, TMA producer, wgmma consumers.
 
-// CHECK: tile.metadata = "{{.*}}\22variants\22:[{\22block\22:[384,1,1],\22chip\22:\22sm_90a\22,\22kernel\22:\22gemm_kernel_sm90\22,\22kind\22:\22sm90_tma_wgmma\22,\22shared_bytes\22:164864,\22tma\22:[{\22box\22:[64,128],\22dtype\22:\22float16\22,{{.*}}\22param\22:0,{{.*}}\22swizzle\22:\22128B\22},{\22box\22:[64,64],{{.*}}\22param\22:1,
+// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>, <param = 1, type = f16, box = [64, 64], {{.*}}>]>]>
 // CHECK: gpu.module @gemm_sm90_module
 // CHECK: gpu.func @gemm_kernel_sm90(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %[[TA:.*]]: !llvm.ptr, %[[TB:.*]]: !llvm.ptr) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: gpu.dynamic_shared_memory

@@ -40,3 +40,28 @@ func.func @f16_scalar(%a: memref<?xf32>, %x: f16) attributes {tile.kernel} {
   }
   return
 }
+
+// -----
+
+// tile.inplace promises correctness under aliasing of a written parameter;
+// on a parameter the kernel only reads it is a mistake.
+// expected-error @+1 {{parameter 'X' is declared inplace, but the kernel never writes it}}
+func.func @inplace_read_only(%x: memref<?xf32> {tile.name = "X", tile.inplace}) attributes {tile.kernel} {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  tile.launch blocks(%b) in (%c1) threads(32) {
+    %v = memref.load %x[%c0] : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// The runtime names parameters in its messages: they must be distinct.
+// expected-error @+1 {{two kernel parameters are named 'x' (set distinct tile.name attributes)}}
+func.func @same_names(%a: memref<?xf32> {tile.name = "x"}, %b: memref<?xf32> {tile.name = "x"}) attributes {tile.kernel} {
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%i) in (%c1) threads(32) {
+  }
+  return
+}

@@ -1,7 +1,7 @@
 // RUN: tile-opt %s -split-input-file -verify-diagnostics
 
 // Kernel-level attributes: tile.kernel on the function, tile.dims /
-// tile.output / tile.name on its arguments, and unknown tile.* attributes.
+// tile.output / tile.inplace / tile.name on its arguments, and unknown tile.* attributes.
 
 // expected-error @+1 {{'tile.kernel' must be a unit attribute}}
 func.func @k(%n: index) attributes {tile.kernel = 1 : i32} {
@@ -144,6 +144,15 @@ func.func @k(%X: memref<?xf32>, %n: index {tile.output}) attributes {tile.kernel
 
 // expected-error @+1 {{'tile.output' must be a unit attribute on a memref argument (argument #0)}}
 func.func @k(%X: memref<?xf32> {tile.output = true}, %n: index) attributes {tile.kernel} {
+  tile.launch blocks(%bx) in (%n) threads(32) {
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.inplace' must be a unit attribute on a memref argument (argument #1)}}
+func.func @k(%X: memref<?xf32>, %n: index {tile.inplace}) attributes {tile.kernel} {
   tile.launch blocks(%bx) in (%n) threads(32) {
   }
   return

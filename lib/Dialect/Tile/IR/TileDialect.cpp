@@ -115,10 +115,10 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "a tile kernel must contain a tile.launch";
     return success();
   }
-  if (attr.getName() == kMetadataAttrName) {
-    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
-      return op->emitError() << "'" << kMetadataAttrName
-                             << "' must be a string (JSON) on a module";
+  if (attr.getName() == kKernelInfoAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<KernelInfoAttr>(attr.getValue()))
+      return op->emitError() << "'" << kKernelInfoAttrName
+                             << "' must be a #tile.kernel_info on a module";
     return success();
   }
   return op->emitError() << "unknown tile attribute '"
@@ -164,9 +164,9 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
                              << argIndex << ")";
     return success();
   }
-  if (attr.getName() == kOutputAttrName) {
+  if (attr.getName() == kOutputAttrName || attr.getName() == kInplaceAttrName) {
     if (!memref || !isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "'" << kOutputAttrName
+      return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a unit attribute on a memref "
                                 "argument (argument #"
                              << argIndex << ")";

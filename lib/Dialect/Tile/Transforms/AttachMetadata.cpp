@@ -26,14 +26,10 @@ struct TileAttachMetadataPass
           << kernels.size();
       return signalPassFailure();
     }
-    auto md = extractKernelMetadata(kernels.front());
-    if (failed(md))
+    auto info = buildKernelInfo(kernels.front(), target, chip, features);
+    if (failed(info))
       return signalPassFailure();
-    md->targetKind = target;
-    md->chip = chip;
-    md->features = features;
-    module->setAttr(kMetadataAttrName,
-                    StringAttr::get(&getContext(), md->toJSONString()));
+    setKernelInfo(module, *info);
   }
 };
 } // namespace

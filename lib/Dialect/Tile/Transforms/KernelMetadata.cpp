@@ -1,14 +1,16 @@
-//===- KernelMetadata.cpp - extract and serialize kernel metadata ---------===//
+//===- KernelMetadata.cpp - build, decode and serialize kernel_info ------===//
 
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 
 #include "tile/Dialect/Tile/IR/TileDialect.h"
+#include "tile/Dialect/Tile/Transforms/ParamAccess.h"
 #include "tile/Runtime/tile_abi.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -48,14 +50,6 @@ std::string mlir::tile::getDTypeName(Type type) {
   return name ? name : "";
 }
 
-/// Bytes per element of a metadata dtype name ("float16" -> 2), 0 if unknown.
-static int64_t getDTypeBytes(StringRef name) {
-  DLDataType type;
-  if (!tile_dtype_from_name(name.str().c_str(), &type))
-    return 0;
-  return (int64_t(type.bits) * type.lanes + 7) / 8;
-}
-
 static int64_t getElementBytes(Type type) {
   if (type.isIndex())
     return 8;
@@ -63,7 +57,69 @@ static int64_t getElementBytes(Type type) {
 }
 
 //===----------------------------------------------------------------------===//
-// GridExpr
+// Decoding #tile.kernel_info
+//===----------------------------------------------------------------------===//
+
+GridExpr GridExpr::get(GridExprAttr attr) {
+  GridExpr e;
+  switch (attr.getKind()) {
+  case GridExprKind::constant:
+    e.value = attr.getValue();
+    return e;
+  case GridExprKind::symbol:
+    e.kind = Kind::Sym;
+    e.name = attr.getSymbol().getValue().str();
+    return e;
+  case GridExprKind::scalar:
+    e.kind = Kind::Scalar;
+    e.param = attr.getValue();
+    return e;
+  default:
+    e.kind = Kind::Op;
+    e.name = stringifyGridExprKind(attr.getKind()).str();
+    for (GridExprAttr operand : attr.getOperands())
+      e.args.push_back(get(operand));
+    return e;
+  }
+}
+
+KernelMetadata KernelMetadata::get(KernelInfoAttr info) {
+  KernelMetadata md;
+  md.name = info.getName().getValue().str();
+  md.targetKind = info.getTarget().getValue().str();
+  md.chip = info.getChip().getValue().str();
+  md.features = info.getFeatures().getValue().str();
+  for (KernelParamAttr attr : info.getParams()) {
+    ParamInfo p;
+    p.name = attr.getName().getValue().str();
+    p.isTensor = attr.isTensor();
+    p.dtype = getDTypeName(attr.getElementType());
+    p.elementBytes = getElementBytes(attr.getElementType());
+    p.isOutput = attr.getOutput();
+    p.access = attr.getAccess();
+    p.inplace = attr.getInplace();
+    if (MemRefType memref = attr.getMemRefType()) {
+      p.rank = memref.getRank();
+      for (int64_t d : memref.getShape())
+        p.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+      for (StringAttr d : attr.getDims())
+        p.dims.push_back(d.getValue().str());
+    }
+    md.params.push_back(std::move(p));
+  }
+  for (StringRef s : info.getSymbols())
+    md.symbols.push_back(s.str());
+  for (unsigned i = 0; i < 3; ++i) {
+    md.grid[i] = GridExpr::get(info.getGrid()[i]);
+    md.block[i] = info.getBlock()[i];
+  }
+  md.sharedBytes = info.getSharedBytes();
+  md.variants.assign(info.getVariants().begin(), info.getVariants().end());
+  return md;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON (docs/bundle.md), written when the bundle is
 //===----------------------------------------------------------------------===//
 
 json::Value GridExpr::toJSON() const {
@@ -84,44 +140,38 @@ json::Value GridExpr::toJSON() const {
   llvm_unreachable("bad GridExpr kind");
 }
 
-std::optional<GridExpr> GridExpr::fromJSON(const json::Value &v) {
-  const json::Object *obj = v.getAsObject();
-  if (!obj)
-    return std::nullopt;
-  GridExpr e;
-  if (auto c = obj->getInteger("const")) {
-    e.kind = Kind::Const;
-    e.value = *c;
-    return e;
-  }
-  if (auto s = obj->getString("sym")) {
-    e.kind = Kind::Sym;
-    e.name = s->str();
-    return e;
-  }
-  if (auto p = obj->getInteger("scalar")) {
-    e.kind = Kind::Scalar;
-    e.param = *p;
-    return e;
-  }
-  auto op = obj->getString("op");
-  const json::Array *args = obj->getArray("args");
-  if (!op || !args || args->size() != 2)
-    return std::nullopt;
-  e.kind = Kind::Op;
-  e.name = op->str();
-  for (const json::Value &a : *args) {
-    auto sub = fromJSON(a);
-    if (!sub)
-      return std::nullopt;
-    e.args.push_back(std::move(*sub));
-  }
-  return e;
+/// "none" for 0 bytes, else "<n>B" (the tensor map enums' metadata names).
+static std::string bytesName(int64_t bytes) {
+  return bytes == 0 ? "none" : std::to_string(bytes) + "B";
 }
 
-//===----------------------------------------------------------------------===//
-// KernelMetadata <-> JSON
-//===----------------------------------------------------------------------===//
+static json::Value toJSON(KernelVariantAttr v) {
+  json::Array tma;
+  for (TmaDescAttr t : v.getTma())
+    tma.push_back(json::Object{
+        {"param", t.getParam()},
+        {"dtype", getDTypeName(t.getElementType())},
+        {"rank", static_cast<int64_t>(t.getBox().size())},
+        {"box", json::Array(t.getBox())},
+        {"element_strides", json::Array(t.getElementStrides())},
+        {"interleave", bytesName(t.getInterleave())},
+        {"swizzle", bytesName(t.getSwizzle())},
+        {"l2_promotion", bytesName(t.getL2Promotion())},
+        {"oob_fill", stringifyTmaOobFill(t.getOobFill())}});
+  json::Object o{{"kind", v.getKind().getValue()},
+                 {"chip", v.getChip().getValue()},
+                 {"kernel", v.getKernel().getValue()},
+                 {"block", json::Array(v.getBlock())},
+                 {"shared_bytes", v.getSharedBytes()},
+                 {"tma", std::move(tma)}};
+  if (v.getGrid() != VariantGrid::launch)
+    o["grid"] = stringifyVariantGrid(v.getGrid());
+  if (v.getMaxTiles() > 0)
+    o["max_tiles"] = v.getMaxTiles();
+  if (v.getSchedule())
+    o["schedule"] = v.getSchedule().getValue();
+  return o;
+}
 
 std::vector<int64_t> KernelMetadata::outIdx() const {
   std::vector<int64_t> out;
@@ -145,6 +195,8 @@ json::Value KernelMetadata::toJSON() const {
         dims.push_back(d);
       o["dims"] = std::move(dims);
       o["output"] = p.isOutput;
+      o["access"] = stringifyParamAccess(p.access);
+      o["inplace"] = p.inplace;
     }
     paramList.push_back(std::move(o));
   }
@@ -169,8 +221,12 @@ json::Value KernelMetadata::toJSON() const {
       {"entry", json::Object{{"blocks", blocksEntry()},
                              {"native", nativeEntry()},
                              {"kernel", name + "_kernel"}}}};
-  if (!variants.empty())
-    root["variants"] = json::Array(variants);
+  if (!variants.empty()) {
+    json::Array list;
+    for (KernelVariantAttr v : variants)
+      list.push_back(::toJSON(v));
+    root["variants"] = std::move(list);
+  }
   return root;
 }
 
@@ -184,125 +240,54 @@ std::string KernelMetadata::toJSONString(bool pretty) const {
   return out;
 }
 
-FailureOr<KernelMetadata>
-KernelMetadata::fromJSONString(StringRef text, std::string &error) {
-  auto parsed = json::parse(text);
-  if (!parsed) {
-    error = llvm::toString(parsed.takeError());
-    return failure();
-  }
-  const json::Object *root = parsed->getAsObject();
-  auto fail = [&](const Twine &msg) -> FailureOr<KernelMetadata> {
-    error = msg.str();
-    return failure();
-  };
-  if (!root)
-    return fail("metadata is not a JSON object");
-  KernelMetadata md;
-  if (auto n = root->getString("name"))
-    md.name = n->str();
-  else
-    return fail("metadata lacks 'name'");
-  if (const json::Object *t = root->getObject("target")) {
-    md.targetKind = t->getString("kind").value_or("cpu").str();
-    md.chip = t->getString("chip").value_or("").str();
-    md.features = t->getString("features").value_or("").str();
-  }
-  const json::Array *params = root->getArray("params");
-  if (!params)
-    return fail("metadata lacks 'params'");
-  for (const json::Value &pv : *params) {
-    const json::Object *po = pv.getAsObject();
-    if (!po)
-      return fail("a param is not an object");
-    ParamInfo p;
-    p.name = po->getString("name").value_or("").str();
-    p.isTensor = po->getString("kind").value_or("") == "tensor";
-    p.dtype = po->getString("dtype").value_or("").str();
-    p.elementBytes = getDTypeBytes(p.dtype);
-    if (p.elementBytes == 0)
-      return fail("param '" + p.name + "' has unknown dtype '" + p.dtype + "'");
-    if (p.isTensor) {
-      p.rank = po->getInteger("rank").value_or(0);
-      if (const json::Array *shape = po->getArray("shape"))
-        for (const json::Value &d : *shape)
-          p.shape.push_back(d.getAsInteger().value_or(-1));
-      if (const json::Array *dims = po->getArray("dims"))
-        for (const json::Value &d : *dims)
-          p.dims.push_back(d.getAsString().value_or("").str());
-      p.isOutput = po->getBoolean("output").value_or(false);
-      if (static_cast<int64_t>(p.shape.size()) != p.rank ||
-          static_cast<int64_t>(p.dims.size()) != p.rank)
-        return fail("param '" + p.name + "' has inconsistent rank/shape/dims");
-    }
-    md.params.push_back(std::move(p));
-  }
-  if (const json::Array *syms = root->getArray("symbols"))
-    for (const json::Value &s : *syms)
-      md.symbols.push_back(s.getAsString().value_or("").str());
-  const json::Array *grid = root->getArray("grid");
-  if (!grid || grid->size() != 3)
-    return fail("metadata needs a 3-entry 'grid'");
-  for (unsigned i = 0; i < 3; ++i) {
-    auto e = GridExpr::fromJSON((*grid)[i]);
-    if (!e)
-      return fail("grid expression " + Twine(i) + " is malformed");
-    md.grid[i] = std::move(*e);
-  }
-  if (const json::Array *block = root->getArray("block"))
-    for (unsigned i = 0; i < 3 && i < block->size(); ++i)
-      md.block[i] = (*block)[i].getAsInteger().value_or(1);
-  md.sharedBytes = root->getInteger("shared_bytes").value_or(0);
-  if (const json::Array *variants = root->getArray("variants"))
-    md.variants = *variants;
-  return md;
-}
-
 //===----------------------------------------------------------------------===//
 // Extraction
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Turns the SSA computation of a grid extent into a GridExpr.
+/// Turns the SSA computation of a grid extent into a #tile.grid_expr.
 class GridExprBuilder {
 public:
-  GridExprBuilder(func::FuncOp kernel, const KernelMetadata &md)
-      : kernel(kernel), md(md) {}
+  GridExprBuilder(func::FuncOp kernel, ArrayRef<KernelParamAttr> params)
+      : kernel(kernel), params(params), ctx(kernel.getContext()) {}
 
-  FailureOr<GridExpr> build(Value v, Operation *user) {
+  FailureOr<GridExprAttr> build(Value v, Operation *user) {
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       if (arg.getOwner() != &kernel.getBody().front())
         return user->emitError("grid extent depends on a block argument that "
                                "is not a kernel argument"),
                failure();
-      const ParamInfo &p = md.params[arg.getArgNumber()];
-      if (p.isTensor || p.dtype.rfind("int", 0) != 0)
+      KernelParamAttr p = params[arg.getArgNumber()];
+      if (p.isTensor() || !p.getType().isIntOrIndex())
         return user->emitError("grid extent uses argument #")
                    << arg.getArgNumber() << " which is not an integer scalar",
                failure();
-      GridExpr e;
-      e.kind = GridExpr::Kind::Scalar;
-      e.param = arg.getArgNumber();
-      return e;
+      return GridExprAttr::getScalar(ctx, arg.getArgNumber());
     }
     Operation *op = v.getDefiningOp();
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-        return GridExpr::constant(i.getInt());
+        return GridExprAttr::getConstant(ctx, i.getInt());
     }
     if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
             arith::ExtUIOp, arith::TruncIOp>(op))
       return build(op->getOperand(0), user);
     if (auto dim = dyn_cast<memref::DimOp>(op))
-      return buildDim(dim, user);
-    static const llvm::StringMap<StringRef> binaryOps = {
-        {"arith.addi", "add"},        {"arith.subi", "sub"},
-        {"arith.muli", "mul"},        {"arith.divui", "divu"},
-        {"arith.divsi", "divs"},      {"arith.ceildivui", "ceildivu"},
-        {"arith.ceildivsi", "ceildivs"}, {"arith.remui", "remu"},
-        {"arith.remsi", "rems"},      {"arith.minui", "minu"},
-        {"arith.maxui", "maxu"},      {"arith.minsi", "mins"},
-        {"arith.maxsi", "maxs"}};
+      return buildDim(dim);
+    static const llvm::StringMap<GridExprKind> binaryOps = {
+        {"arith.addi", GridExprKind::add},
+        {"arith.subi", GridExprKind::sub},
+        {"arith.muli", GridExprKind::mul},
+        {"arith.divui", GridExprKind::divu},
+        {"arith.divsi", GridExprKind::divs},
+        {"arith.ceildivui", GridExprKind::ceildivu},
+        {"arith.ceildivsi", GridExprKind::ceildivs},
+        {"arith.remui", GridExprKind::remu},
+        {"arith.remsi", GridExprKind::rems},
+        {"arith.minui", GridExprKind::minu},
+        {"arith.maxui", GridExprKind::maxu},
+        {"arith.minsi", GridExprKind::mins},
+        {"arith.maxsi", GridExprKind::maxs}};
     auto it = binaryOps.find(op->getName().getStringRef());
     if (it == binaryOps.end())
       return op->emitError("grid extent cannot be computed on the host: '")
@@ -311,91 +296,85 @@ public:
                     "expressions (constants, memref.dim of an argument, "
                     "integer scalars, add/sub/mul/div/ceildiv/rem/min/max)",
              failure();
-    GridExpr e;
-    e.kind = GridExpr::Kind::Op;
-    e.name = it->second.str();
-    for (Value operand : op->getOperands()) {
-      auto sub = build(operand, user);
-      if (failed(sub))
-        return failure();
-      e.args.push_back(std::move(*sub));
-    }
-    return e;
+    auto lhs = build(op->getOperand(0), user);
+    if (failed(lhs))
+      return failure();
+    auto rhs = build(op->getOperand(1), user);
+    if (failed(rhs))
+      return failure();
+    return GridExprAttr::getBinary(it->second, *lhs, *rhs);
   }
 
 private:
-  FailureOr<GridExpr> buildDim(memref::DimOp dim, Operation *user) {
+  FailureOr<GridExprAttr> buildDim(memref::DimOp dim) {
     auto arg = dyn_cast<BlockArgument>(dim.getSource());
     std::optional<int64_t> index = dim.getConstantIndex();
     if (!arg || arg.getOwner() != &kernel.getBody().front() || !index)
       return dim.emitError("grid extent uses memref.dim of something other "
                            "than a kernel argument at a constant dim"),
              failure();
-    const ParamInfo &p = md.params[arg.getArgNumber()];
-    if (*index < 0 || *index >= p.rank)
+    KernelParamAttr p = params[arg.getArgNumber()];
+    if (*index < 0 || *index >= p.getRank())
       return dim.emitError("memref.dim index out of range"), failure();
-    if (p.shape[*index] >= 0)
-      return GridExpr::constant(p.shape[*index]);
-    GridExpr e;
-    e.kind = GridExpr::Kind::Sym;
-    e.name = p.dims[*index];
-    return e;
+    int64_t extent = p.getMemRefType().getDimSize(*index);
+    if (!ShapedType::isDynamic(extent))
+      return GridExprAttr::getConstant(ctx, extent);
+    return GridExprAttr::getSymbol(ctx, p.getDims()[*index].getValue());
   }
 
   func::FuncOp kernel;
-  const KernelMetadata &md;
+  ArrayRef<KernelParamAttr> params;
+  MLIRContext *ctx;
 };
 } // namespace
 
-FailureOr<KernelMetadata> mlir::tile::extractKernelMetadata(func::FuncOp kernel) {
-  KernelMetadata md;
-  md.name = kernel.getSymName().str();
-  llvm::StringSet<llvm::MallocAllocator> seenSymbols;
-  for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
-    ParamInfo p;
-    if (auto name = kernel.getArgAttrOfType<StringAttr>(
-            i, TileDialect::kNameAttrName))
-      p.name = name.getValue().str();
-    else
-      p.name = "arg" + std::to_string(i);
-    Type elementType = type;
-    if (auto memref = dyn_cast<MemRefType>(type)) {
-      p.isTensor = true;
-      p.rank = memref.getRank();
-      p.shape.assign(memref.getShape().begin(), memref.getShape().end());
-      for (int64_t &d : p.shape)
-        if (ShapedType::isDynamic(d))
-          d = -1;
-      auto names = kernel.getArgAttrOfType<ArrayAttr>(
-          i, TileDialect::kDimsAttrName);
-      for (int64_t d = 0; d < p.rank; ++d) {
-        std::string sym;
-        if (names)
-          sym = cast<StringAttr>(names[d]).getValue().str();
-        else if (p.shape[d] < 0)
-          sym = p.name + "." + std::to_string(d);
-        if (!sym.empty() && seenSymbols.insert(sym).second)
-          md.symbols.push_back(sym);
-        p.dims.push_back(sym);
-      }
-      p.isOutput = kernel.getArgAttr(i, TileDialect::kOutputAttrName) != nullptr;
-      elementType = memref.getElementType();
-    } else if (!isa<IntegerType, IndexType, FloatType>(type) ||
-               (isa<FloatType>(type) && !type.isF32() && !type.isF64()) ||
-               (isa<IntegerType>(type) && !type.isInteger(32) &&
-                !type.isInteger(64))) {
-      return kernel.emitError("scalar argument #")
-                 << i << " has type " << type
-                 << "; scalars must be i32, i64, index, f32 or f64",
-             failure();
+/// The description of argument `i`.
+static KernelParamAttr buildParam(func::FuncOp kernel, unsigned i) {
+  MLIRContext *ctx = kernel.getContext();
+  Type type = kernel.getArgumentTypes()[i];
+  auto name = kernel.getArgAttrOfType<StringAttr>(i, TileDialect::kNameAttrName);
+  if (!name)
+    name = StringAttr::get(ctx, "arg" + std::to_string(i));
+  SmallVector<StringAttr> dims;
+  ParamAccess access = ParamAccess::read;
+  bool output = false, inplace = false;
+  if (auto memref = dyn_cast<MemRefType>(type)) {
+    auto names =
+        kernel.getArgAttrOfType<ArrayAttr>(i, TileDialect::kDimsAttrName);
+    for (int64_t d = 0; d < memref.getRank(); ++d) {
+      if (names)
+        dims.push_back(cast<StringAttr>(names[d]));
+      else if (memref.isDynamicDim(d))
+        dims.push_back(StringAttr::get(ctx, name.getValue() + "." + Twine(d)));
+      else
+        dims.push_back(StringAttr::get(ctx, ""));
     }
-    p.dtype = getDTypeName(elementType);
-    if (p.dtype.empty())
-      return kernel.emitError("argument #")
-                 << i << " has unsupported element type " << elementType,
-             failure();
-    p.elementBytes = getElementBytes(elementType);
-    md.params.push_back(std::move(p));
+    output = kernel.getArgAttr(i, TileDialect::kOutputAttrName) != nullptr;
+    inplace = kernel.getArgAttr(i, TileDialect::kInplaceAttrName) != nullptr;
+    access = computeParamAccess(kernel.getArgument(i));
+  }
+  auto param = KernelParamAttr::getChecked(
+      [&] { return kernel.emitError(); }, ctx, name, type,
+      ArrayRef<StringAttr>(dims), access, output, inplace);
+  if (param && getDTypeName(param.getElementType()).empty()) {
+    kernel.emitError("argument #")
+        << i << " has unsupported element type " << param.getElementType();
+    return nullptr;
+  }
+  return param;
+}
+
+FailureOr<KernelInfoAttr> mlir::tile::buildKernelInfo(func::FuncOp kernel,
+                                                      StringRef target,
+                                                      StringRef chip,
+                                                      StringRef features) {
+  MLIRContext *ctx = kernel.getContext();
+  SmallVector<KernelParamAttr> params;
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+    KernelParamAttr p = buildParam(kernel, i);
+    if (!p)
+      return failure();
+    params.push_back(p);
   }
 
   SmallVector<LaunchOp> launches;
@@ -410,39 +389,64 @@ FailureOr<KernelMetadata> mlir::tile::extractKernelMetadata(func::FuncOp kernel)
     return launch.emitError("tile.launch must be at the top level of the "
                             "kernel body"),
            failure();
-  GridExprBuilder builder(kernel, md);
+  GridExprBuilder builder(kernel, params);
+  SmallVector<GridExprAttr> grid;
   for (unsigned i = 0; i < 3; ++i) {
     if (i >= launch.getGridRank()) {
-      md.grid[i] = GridExpr::constant(1);
+      grid.push_back(GridExprAttr::getConstant(ctx, 1));
       continue;
     }
     auto e = builder.build(launch.getGridSizes()[i], launch);
     if (failed(e))
       return failure();
-    md.grid[i] = std::move(*e);
+    grid.push_back(*e);
   }
-  md.block[0] = launch.getThreads();
+  int64_t block[3] = {static_cast<int64_t>(launch.getThreads()), 1, 1};
+  int64_t sharedBytes = 0;
   launch.walk([&](AllocOp alloc) {
     if (alloc.getScope() != MemoryScope::shared)
       return;
     MemRefType type = alloc.getType();
     int64_t bytes = type.getNumElements() * getElementBytes(type.getElementType());
     // Keep every buffer 128-byte aligned, as TMA and swizzled layouts need.
-    md.sharedBytes += llvm::alignTo(bytes, 128);
+    sharedBytes += llvm::alignTo(bytes, 128);
   });
-  return md;
+  auto info = KernelInfoAttr::getChecked(
+      [&] { return kernel.emitError(); }, ctx, kernel.getSymNameAttr(),
+      StringAttr::get(ctx, target), StringAttr::get(ctx, chip),
+      StringAttr::get(ctx, features), ArrayRef<KernelParamAttr>(params),
+      ArrayRef<GridExprAttr>(grid), ArrayRef<int64_t>(block), sharedBytes,
+      ArrayRef<KernelVariantAttr>{});
+  if (!info)
+    return failure();
+  return info;
+}
+
+FailureOr<KernelMetadata> mlir::tile::extractKernelMetadata(func::FuncOp kernel) {
+  auto info = buildKernelInfo(kernel, "cpu", "", "");
+  if (failed(info))
+    return failure();
+  return KernelMetadata::get(*info);
+}
+
+FailureOr<KernelInfoAttr> mlir::tile::getKernelInfo(ModuleOp module) {
+  auto info = module->getAttrOfType<KernelInfoAttr>(
+      TileDialect::kKernelInfoAttrName);
+  if (!info)
+    return module.emitError("module has no '")
+               << TileDialect::kKernelInfoAttrName
+               << "' attribute; run tile-attach-metadata first",
+           failure();
+  return info;
+}
+
+void mlir::tile::setKernelInfo(ModuleOp module, KernelInfoAttr info) {
+  module->setAttr(TileDialect::kKernelInfoAttrName, info);
 }
 
 FailureOr<KernelMetadata> mlir::tile::getAttachedMetadata(ModuleOp module) {
-  auto attr = module->getAttrOfType<StringAttr>(kMetadataAttrName);
-  if (!attr)
-    return module.emitError("module has no '")
-               << kMetadataAttrName
-               << "' attribute; run tile-attach-metadata first",
-           failure();
-  std::string error;
-  auto md = KernelMetadata::fromJSONString(attr.getValue(), error);
-  if (failed(md))
-    return module.emitError("malformed kernel metadata: ") << error, failure();
-  return md;
+  auto info = getKernelInfo(module);
+  if (failed(info))
+    return failure();
+  return KernelMetadata::get(*info);
 }

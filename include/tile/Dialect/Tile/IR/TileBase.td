@@ -34,6 +34,14 @@ def Tile_Dialect : Dialect {
     * `tile.name` (string, on any argument): the parameter's name in the
       kernel's metadata and in the runtime's error messages (default
       `arg<i>`).
+    * `tile.inplace` (unit, on a memref argument the kernel writes): the
+      kernel stays correct when this argument is the very same memory as
+      another tensor argument (e.g. an elementwise `x = x + y`), so the
+      runtime accepts that aliasing; without it, a written argument that
+      overlaps any other argument is refused (docs/runtime.md).
+    * `tile.kernel_info` (a `#tile.kernel_info`, on the module): the
+      kernel's description for the runtime, attached by
+      `tile-attach-metadata`.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -48,7 +56,9 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kDimsAttrName = "tile.dims";
     static constexpr ::llvm::StringLiteral kOutputAttrName = "tile.output";
     static constexpr ::llvm::StringLiteral kNameAttrName = "tile.name";
-    static constexpr ::llvm::StringLiteral kMetadataAttrName = "tile.metadata";
+    static constexpr ::llvm::StringLiteral kInplaceAttrName = "tile.inplace";
+    static constexpr ::llvm::StringLiteral kKernelInfoAttrName =
+        "tile.kernel_info";
   }];
 }
 

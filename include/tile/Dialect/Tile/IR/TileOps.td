@@ -4,6 +4,7 @@
 #define TILE_DIALECT_TILE_IR_TILEOPS_TD
 
 include "tile/Dialect/Tile/IR/TileBase.td"
+include "tile/Dialect/Tile/IR/TileKernelInfo.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"

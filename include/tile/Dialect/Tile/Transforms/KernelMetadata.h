@@ -1,29 +1,34 @@
 //===- KernelMetadata.h - what the runtime must know of a kernel -*- C++ -*-===//
 //
 // A kernel's interface as the runtime sees it: parameters (dtype, rank, static
-// dims, symbolic dims), outputs, grid extents as expressions over the symbols
-// and scalars, block size and shared-memory bytes. Extracted from a
-// `tile.kernel` function, serialized to JSON (docs/bundle.md), stored in the
-// bundle and re-read by the passes that generate host entry points.
+// dims, symbolic dims, access), outputs, grid extents as expressions over the
+// symbols and scalars, block size, shared-memory bytes and variants.
+//
+// Between passes it is the typed attribute `#tile.kernel_info` on the module
+// (`tile.kernel_info`, built by `tile-attach-metadata`, updated by the
+// lowerings). `KernelMetadata` is its decoded, plain C++ view for the host
+// code generators (never stored in the IR); `toJSONString` writes the
+// bundle's metadata (docs/bundle.md), the one place that writes JSON. The
+// compiler never reads the JSON back.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TILE_DIALECT_TILE_TRANSFORMS_KERNELMETADATA_H
 #define TILE_DIALECT_TILE_TRANSFORMS_KERNELMETADATA_H
 
+#include "tile/Dialect/Tile/IR/TileDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
 
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::tile {
 
-/// An integer expression over symbols, scalar params and constants (grid
-/// extents). Leaves: Const, Sym, Scalar; inner nodes: a binary op.
+/// A grid extent expression (decoded #tile.grid_expr). Leaves: Const, Sym,
+/// Scalar; inner nodes: a binary op.
 struct GridExpr {
   enum class Kind { Const, Sym, Scalar, Op };
   Kind kind = Kind::Const;
@@ -37,8 +42,8 @@ struct GridExpr {
     e.value = v;
     return e;
   }
+  static GridExpr get(GridExprAttr attr);
   llvm::json::Value toJSON() const;
-  static std::optional<GridExpr> fromJSON(const llvm::json::Value &v);
 };
 
 struct ParamInfo {
@@ -49,6 +54,8 @@ struct ParamInfo {
   std::vector<int64_t> shape;      // -1 = dynamic
   std::vector<std::string> dims;   // symbol per dim ("" = static, unnamed)
   bool isOutput = false;
+  ParamAccess access = ParamAccess::read;
+  bool inplace = false;            // may share memory with other params
   int64_t elementBytes = 0;
 };
 
@@ -63,28 +70,40 @@ struct KernelMetadata {
   int64_t block[3] = {1, 1, 1};
   int64_t sharedBytes = 0;
   /// Alternative kernels of the same launch for specific hardware (e.g. the
-  /// sm_90a TMA/wgmma variant); kept as JSON (docs/bundle.md, "variants").
-  llvm::json::Array variants;
+  /// sm_90a TMA/wgmma variant; docs/bundle.md, "variants").
+  SmallVector<KernelVariantAttr> variants;
+
+  /// The decoded view of `info`.
+  static KernelMetadata get(KernelInfoAttr info);
 
   std::vector<int64_t> outIdx() const;
+  /// The bundle's metadata (docs/bundle.md). Written once per bundle.
   llvm::json::Value toJSON() const;
   std::string toJSONString(bool pretty = false) const;
-  static FailureOr<KernelMetadata> fromJSONString(StringRef text,
-                                                  std::string &error);
 
   std::string blocksEntry() const { return name + "__tile_blocks"; }
   std::string nativeEntry() const { return name + "__tile_native"; }
   std::string blockFunction() const { return name + "__tile_block"; }
 };
 
-/// The name of the module attribute holding the kernel's metadata JSON.
-constexpr StringLiteral kMetadataAttrName = "tile.metadata";
+/// Builds the description of a `tile.kernel` function: params (with the
+/// access each tensor gets, see ParamAccess.h), grid, block, shared bytes.
+/// Emits an error and fails when a grid extent is not computable from the
+/// arguments or a parameter cannot be described.
+FailureOr<KernelInfoAttr> buildKernelInfo(func::FuncOp kernel,
+                                          StringRef target, StringRef chip,
+                                          StringRef features);
 
-/// Extracts the metadata of a `tile.kernel` function. Emits an error and
-/// fails when a grid extent is not computable from the arguments.
+/// buildKernelInfo for target "cpu", decoded.
 FailureOr<KernelMetadata> extractKernelMetadata(func::FuncOp kernel);
 
-/// Reads the metadata that `tile-attach-metadata` stored on `module`.
+/// The description `tile-attach-metadata` stored on `module`; emits an error
+/// when there is none.
+FailureOr<KernelInfoAttr> getKernelInfo(ModuleOp module);
+/// Stores (replaces) the module's description.
+void setKernelInfo(ModuleOp module, KernelInfoAttr info);
+
+/// getKernelInfo, decoded.
 FailureOr<KernelMetadata> getAttachedMetadata(ModuleOp module);
 
 /// The DLPack-style dtype name of an element type, or "" if unsupported.

@@ -6,14 +6,20 @@
 include "mlir/Pass/PassBase.td"
 
 def TileAttachMetadata : Pass<"tile-attach-metadata", "::mlir::ModuleOp"> {
-  let summary = "Extract the kernel's runtime metadata and attach it as JSON";
+  let summary = "Describe the kernel for the runtime as a #tile.kernel_info";
   let description = [{
-    Finds the module's single `tile.kernel` function and stores its metadata
-    (parameters, symbols, outputs, grid expressions, block size, shared-memory
-    bytes, target; see docs/bundle.md) as a JSON string in the module
-    attribute `tile.metadata`. Later passes generate host entry points from
-    it and `tilec` writes it into the bundle. Fails with a precise error when
-    a grid extent cannot be computed on the host from the arguments.
+    Finds the module's single `tile.kernel` function and stores its
+    description (parameters with the access each tensor gets, symbols,
+    outputs, grid expressions, block size, shared-memory bytes, target; see
+    docs/bundle.md) as a `#tile.kernel_info` in the module attribute
+    `tile.kernel_info`. Later passes update it (shared bytes, variants) and
+    generate host entry points from it; `tilec` writes it into the bundle as
+    JSON. A tensor parameter's access is `read` only when no op can write
+    its memory (seen through views and casts; calls and other opaque uses
+    count as writes). Fails with a precise error when a grid extent cannot
+    be computed on the host from the arguments, or a parameter cannot be
+    described (unsupported type, duplicate name, `tile.inplace` on a
+    parameter the kernel never writes).
   }];
   let options = [
     Option<"target", "target", "std::string", "\"cpu\"",

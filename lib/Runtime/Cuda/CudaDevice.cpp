@@ -11,9 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CodeCheck.h"
+#include "CudaDevice.h"
 #include "CudaDriver.h"
 #include "CudaVariants.h"
-#include "Device.h"
+#include "SharedObject.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -104,7 +105,7 @@ public:
       }
     if (nativeHandle_) {
       ::dlclose(nativeHandle_);
-      if (nativeFd_ >= 0 && !cpu::stillLoaded(nativeFd_))
+      if (nativeFd_ >= 0 && !host::stillLoaded(nativeFd_))
         ::close(nativeFd_);
     }
   }
@@ -115,7 +116,7 @@ public:
       if (nativeSo_.empty())
         return;
       std::string error;
-      nativeHandle_ = cpu::loadSharedObject(nativeSo_, nativeFd_, error);
+      nativeHandle_ = host::loadSharedObject(nativeSo_, nativeFd_, error);
       if (!nativeHandle_)
         nativeError_ = error;
     });
@@ -450,7 +451,7 @@ tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
   if (tile_status st = buildParamPlan(plan, params, error))
     return fail(st, error);
   std::vector<VariantSpec> variants;
-  if (!parseVariants(plan, variants, error))
+  if (!makeVariantSpecs(plan, variants, error))
     return fail(TILE_STATUS_BUNDLE_ERROR, error);
   // A variant's kernel takes extra parameters (its tensor maps): launching
   // it as entry.kernel or as another variant would read past kernelParams.

@@ -1,9 +1,7 @@
 //===- CudaVariants.cpp - sm_90a TMA/wgmma kernel variants ----------------===//
 #include "CudaVariants.h"
 #include "Common.h"
-#include "Device.h"
-
-#include <nlohmann/json.hpp>
+#include "CudaDevice.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,74 +10,34 @@
 namespace tile::rt::cuda {
 namespace {
 
-using json = nlohmann::json;
-
-bool intArray(const json &v, size_t n, int64_t lo, int64_t hi, int64_t *out) {
-  if (!v.is_array() || v.size() != n)
-    return false;
-  for (size_t i = 0; i < n; ++i) {
-    if (!v[i].is_number_integer())
-      return false;
-    int64_t x = v[i].get<int64_t>();
-    if (x < lo || x > hi)
-      return false;
-    out[i] = x;
-  }
-  return true;
-}
-
-/// Parses one "tma" entry; "" or what is wrong (prefixed by the caller).
-std::string parseTma(const json &t, const KernelPlan &plan, TmaSpec &spec) {
-  if (!t.is_object())
-    return " must be an object";
-  auto param = t.find("param");
-  if (param == t.end() || !param->is_number_integer())
-    return ".param must be an integer";
-  int64_t p = param->get<int64_t>();
-  if (p < 0 || size_t(p) >= plan.params.size() || !plan.params[p].isTensor)
-    return ".param (" + str(p) + ") must be the index of a tensor param";
-  spec.param = int(p);
-  const ParamPlan &pp = plan.params[size_t(p)];
-  auto dtype = t.find("dtype");
-  if (dtype == t.end() || !dtype->is_string())
-    return ".dtype must be a string";
-  spec.dataType =
-      tensorMapDataType(dtype->get<std::string>(), &spec.elementBytes);
+/// The driver's values for one "tma" entry; "" or what is wrong.
+std::string makeTmaSpec(const TmaPlan &t, const KernelPlan &plan,
+                        TmaSpec &spec) {
+  const ParamPlan &pp = plan.params[size_t(t.param)];
+  spec.param = t.param;
+  spec.dataType = tensorMapDataType(t.dtype, &spec.elementBytes);
   if (spec.dataType < 0 || spec.elementBytes != pp.elemBytes)
-    return ".dtype '" + dtype->get<std::string>() +
+    return ".dtype '" + t.dtype +
            "' is not a tensor map type of the param's dtype '" + pp.dtypeName +
            "'";
-  auto rank = t.find("rank");
-  if (rank == t.end() || !rank->is_number_integer() ||
-      rank->get<int64_t>() != pp.rank || pp.rank < 1 || pp.rank > 5)
-    return ".rank must equal the param's rank (1..5)";
-  spec.rank = uint32_t(pp.rank);
-  int64_t v[5];
-  auto box = t.find("box");
-  if (box == t.end() || !intArray(*box, spec.rank, 1, 256, v))
-    return ".box must be rank integers in 1..256";
-  for (uint32_t i = 0; i < spec.rank; ++i)
-    spec.box[i] = uint32_t(v[i]);
-  auto es = t.find("element_strides");
-  if (es != t.end()) {
-    if (!intArray(*es, spec.rank, 1, 8, v))
-      return ".element_strides must be rank integers in 1..8";
-    for (uint32_t i = 0; i < spec.rank; ++i)
-      spec.elementStrides[i] = uint32_t(v[i]);
+  spec.rank = uint32_t(t.rank);
+  for (uint32_t i = 0; i < spec.rank; ++i) {
+    spec.box[i] = uint32_t(t.box[i]);
+    spec.elementStrides[i] = uint32_t(t.elementStrides[i]);
   }
   struct Named {
     const char *key;
+    const std::string &name;
     int (*parse)(const std::string &);
     int *out;
-  } named[] = {{"interleave", tensorMapInterleave, &spec.interleave},
-               {"swizzle", tensorMapSwizzle, &spec.swizzle},
-               {"l2_promotion", tensorMapL2Promotion, &spec.l2Promotion},
-               {"oob_fill", tensorMapOobFill, &spec.oobFill}};
+  } named[] = {{"interleave", t.interleave, tensorMapInterleave,
+                &spec.interleave},
+               {"swizzle", t.swizzle, tensorMapSwizzle, &spec.swizzle},
+               {"l2_promotion", t.l2Promotion, tensorMapL2Promotion,
+                &spec.l2Promotion},
+               {"oob_fill", t.oobFill, tensorMapOobFill, &spec.oobFill}};
   for (const Named &n : named) {
-    auto it = t.find(n.key);
-    if (it == t.end())
-      continue;
-    int e = it->is_string() ? n.parse(it->get<std::string>()) : -1;
+    int e = n.parse(n.name);
     if (e < 0)
       return std::string(".") + n.key + " is not a known value";
     *n.out = e;
@@ -94,86 +52,28 @@ bool variantsDisabled() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-bool parseVariants(const KernelPlan &plan, std::vector<VariantSpec> &out,
-                   std::string &error) {
+bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
+                      std::string &error) {
   out.clear();
-  json root = json::parse(plan.metadataText, nullptr, false);
-  if (root.is_discarded() || !root.is_object())
-    return true; // parseMetadata has accepted it; nothing to add
-  auto vs = root.find("variants");
-  if (vs == root.end())
-    return true;
-  if (!vs->is_array()) {
-    error = "bundle metadata: variants must be an array";
-    return false;
-  }
-  for (size_t i = 0; i < vs->size(); ++i) {
-    const json &v = (*vs)[i];
-    std::string path = "bundle metadata: variants[" + str(int64_t(i)) + "]";
-    if (!v.is_object()) {
-      error = path + " must be an object";
-      return false;
-    }
-    auto kind = v.find("kind");
-    if (kind == v.end() || !kind->is_string()) {
-      error = path + ".kind must be a string";
-      return false;
-    }
-    if (kind->get<std::string>() != "sm90_tma_wgmma")
-      continue; // a kind this runtime does not know: entry.kernel does it
+  for (size_t i = 0; i < plan.variants.size(); ++i) {
+    const VariantPlan &v = plan.variants[i];
+    if (v.kind != "sm90_tma_wgmma")
+      continue; // a kind for another device layer
     VariantSpec s;
-    s.kind = kind->get<std::string>();
-    auto chip = v.find("chip");
-    auto kernel = v.find("kernel");
-    if (chip == v.end() || !chip->is_string() || kernel == v.end() ||
-        !kernel->is_string() || kernel->get<std::string>().empty()) {
-      error = path + " needs string 'chip' and 'kernel' fields";
-      return false;
-    }
-    s.chip = chip->get<std::string>();
-    s.kernel = kernel->get<std::string>();
-    int64_t b[3], shared = -1;
-    auto block = v.find("block");
-    auto sh = v.find("shared_bytes");
-    if (block == v.end() || !intArray(*block, 3, 1, 1024, b) ||
-        b[0] * b[1] * b[2] > 1024) {
-      error = path + ".block must be three positive integers (at most 1024 "
-                     "threads)";
-      return false;
-    }
-    if (sh == v.end() || !sh->is_number_integer() ||
-        (shared = sh->get<int64_t>()) < 0 || shared > (int64_t(1) << 30)) {
-      error = path + ".shared_bytes must be an integer in [0, 2^30]";
-      return false;
-    }
+    s.kind = v.kind;
+    s.chip = v.chip;
+    s.kernel = v.kernel;
     for (int d = 0; d < 3; ++d)
-      s.block[d] = unsigned(b[d]);
-    s.sharedBytes = unsigned(shared);
-    if (auto grid = v.find("grid"); grid != v.end()) {
-      std::string g = grid->is_string() ? grid->get<std::string>() : "";
-      if (g != "launch" && g != "sms") {
-        error = path + ".grid must be \"launch\" or \"sms\"";
-        return false;
-      }
-      s.gridSms = g == "sms";
-    }
-    if (auto mt = v.find("max_tiles"); mt != v.end()) {
-      if (!mt->is_number_integer() || mt->get<int64_t>() < 1) {
-        error = path + ".max_tiles must be a positive integer";
-        return false;
-      }
-      s.maxTiles = mt->get<int64_t>();
-    }
-    auto tma = v.find("tma");
-    if (tma == v.end() || !tma->is_array()) {
-      error = path + ".tma must be an array";
-      return false;
-    }
-    for (size_t j = 0; j < tma->size(); ++j) {
+      s.block[d] = unsigned(v.block[d]);
+    s.sharedBytes = unsigned(v.sharedBytes);
+    s.gridSms = v.gridSms;
+    s.maxTiles = v.maxTiles;
+    for (size_t j = 0; j < v.tma.size(); ++j) {
       TmaSpec t;
-      std::string why = parseTma((*tma)[j], plan, t);
+      std::string why = makeTmaSpec(v.tma[j], plan, t);
       if (!why.empty()) {
-        error = path + ".tma[" + str(int64_t(j)) + "]" + why;
+        error = "bundle metadata: variants[" + str(int64_t(i)) + "].tma[" +
+                str(int64_t(j)) + "]" + why;
         return false;
       }
       s.tma.push_back(t);

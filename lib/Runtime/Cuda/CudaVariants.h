@@ -5,9 +5,9 @@
 // cubin that needs, per launch, one CUtensorMap per "tma" entry in device
 // memory, passed as trailing `CUtensorMap *` kernel parameters.
 //
-//   * parseVariants (load time, no GPU): the variants this runtime knows,
-//     validated against the plan; unknown kinds are ignored (entry.kernel
-//     always implements the launch).
+//   * makeVariantSpecs (load time, no GPU): the plan's variants (parsed and
+//     validated with the rest of the metadata; unknown kinds were dropped:
+//     entry.kernel always implements the launch) in the driver's values.
 //   * VariantLauncher (one per kernel and device, created when the module is
 //     loaded): used only on compute capability 9.0 with the cubin loaded
 //     (not the PTX JIT), a driver exporting cuTensorMapEncodeTiled and
@@ -59,11 +59,12 @@ struct VariantSpec {
   std::vector<TmaSpec> tma;
 };
 
-/// The known variants of `plan` (from plan.metadataText). False with
-/// `error` ("bundle metadata: variants[0].tma[1].box ...") for a malformed
-/// variant of a known kind.
-bool parseVariants(const KernelPlan &plan, std::vector<VariantSpec> &out,
-                   std::string &error);
+/// The driver's view of the plan's "sm90_tma_wgmma" variants (parsed and
+/// checked against the params by parseMetadata). False with `error`
+/// ("bundle metadata: variants[0].tma[1].swizzle ...") for a name the
+/// driver has no value for.
+bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
+                      std::string &error);
 
 /// Whether TILE_DISABLE_VARIANTS is set to a non-empty value other than 0.
 bool variantsDisabled();

@@ -1,0 +1,246 @@
+//===- TileKernelInfo.td - the typed kernel description ----*- tablegen -*-===//
+//
+// What the runtime must know of a kernel (docs/bundle.md, "Metadata"), as
+// typed attributes: `tile-attach-metadata` builds a `#tile.kernel_info` from
+// the `tile.kernel` function and stores it on the module
+// (`tile.kernel_info`); later passes read and update it as an attribute
+// (shared bytes, variants); the bundle writer turns it into JSON, once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILE_DIALECT_TILE_IR_TILEKERNELINFO_TD
+#define TILE_DIALECT_TILE_IR_TILEKERNELINFO_TD
+
+include "tile/Dialect/Tile/IR/TileBase.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Tile_ParamAccess : I32EnumAttr<"ParamAccess",
+    "what a kernel does to a tensor parameter's memory", [
+      I32EnumAttrCase<"read", 1>,
+      I32EnumAttrCase<"write", 2>,
+      I32EnumAttrCase<"readwrite", 3>
+    ]> {
+  let cppNamespace = "::mlir::tile";
+  let genSpecializedAttr = 0;
+}
+
+def Tile_GridExprKind : I32EnumAttr<"GridExprKind",
+    "node of a grid extent expression", [
+      I32EnumAttrCase<"constant", 0>,
+      I32EnumAttrCase<"symbol", 1>,
+      I32EnumAttrCase<"scalar", 2>,
+      I32EnumAttrCase<"add", 3>,
+      I32EnumAttrCase<"sub", 4>,
+      I32EnumAttrCase<"mul", 5>,
+      I32EnumAttrCase<"divu", 6>,
+      I32EnumAttrCase<"divs", 7>,
+      I32EnumAttrCase<"ceildivu", 8>,
+      I32EnumAttrCase<"ceildivs", 9>,
+      I32EnumAttrCase<"remu", 10>,
+      I32EnumAttrCase<"rems", 11>,
+      I32EnumAttrCase<"minu", 12>,
+      I32EnumAttrCase<"maxu", 13>,
+      I32EnumAttrCase<"mins", 14>,
+      I32EnumAttrCase<"maxs", 15>
+    ]> {
+  let cppNamespace = "::mlir::tile";
+  let genSpecializedAttr = 0;
+}
+
+def Tile_VariantGrid : I32EnumAttr<"VariantGrid",
+    "the grid a kernel variant is launched with", [
+      I32EnumAttrCase<"launch", 0>,
+      I32EnumAttrCase<"sms", 1>
+    ]> {
+  let cppNamespace = "::mlir::tile";
+  let genSpecializedAttr = 0;
+}
+
+def Tile_TmaOobFill : I32EnumAttr<"TmaOobFill",
+    "what a TMA load reads outside the tensor", [
+      I32EnumAttrCase<"zero", 0>,
+      I32EnumAttrCase<"nan", 1>
+    ]> {
+  let cppNamespace = "::mlir::tile";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Tile_GridExprAttr : Tile_Attr<"GridExpr", "grid_expr"> {
+  let summary = "a grid extent as an expression the host evaluates";
+  let description = [{
+    An integer expression over the kernel's symbols (dims of its tensor
+    parameters), its integer scalar parameters and constants, evaluated by
+    the runtime (or the native wrapper) before a launch. Leaves: an integer
+    (`128`), a symbol (`"M"`), an integer scalar parameter (`scalar(3)`: the
+    value of parameter 3); inner nodes: `add sub mul divu divs ceildivu
+    ceildivs remu rems minu maxu mins maxs` with two operands (`u`/`s`:
+    unsigned/signed). Example: `#tile.grid_expr<ceildivu("M", scalar(2))>`.
+  }];
+  let parameters = (ins "::mlir::tile::GridExprKind":$kind,
+                        DefaultValuedParameter<"int64_t", "0">:$value,
+                        OptionalParameter<"::mlir::StringAttr">:$symbol,
+                        OptionalArrayRefParameter<"::mlir::tile::GridExprAttr">:$operands);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    static GridExprAttr getConstant(::mlir::MLIRContext *ctx, int64_t value);
+    static GridExprAttr getSymbol(::mlir::MLIRContext *ctx,
+                                  ::llvm::StringRef name);
+    static GridExprAttr getScalar(::mlir::MLIRContext *ctx, int64_t param);
+    static GridExprAttr getBinary(GridExprKind kind, GridExprAttr lhs,
+                                  GridExprAttr rhs);
+    /// Prints the expression without the attribute wrapper ("ceildivu("M",
+    /// 128)"); parseExpr reads it back.
+    void printExpr(::mlir::AsmPrinter &printer) const;
+    static GridExprAttr parseExpr(::mlir::AsmParser &parser);
+    /// Calls `fn` on this node and every node below it.
+    void walk(::llvm::function_ref<void(GridExprAttr)> fn) const;
+  }];
+}
+
+def Tile_KernelParamAttr : Tile_Attr<"KernelParam", "param"> {
+  let summary = "one parameter of a kernel's description";
+  let description = [{
+    A kernel parameter as the runtime sees it: its name, its type (a global
+    memref for a tensor, i32/i64/index/f32/f64 for a scalar), the symbol of
+    each tensor dim (`""` for an unnamed static dim), what the kernel does
+    to the tensor's memory (`read`, `write`, `readwrite`; computed by
+    `tile-attach-metadata`, see docs/dialect.md), whether it is an output
+    the runtime may allocate (`output`, from `tile.output`) and whether the
+    kernel stays correct when it shares memory with another parameter
+    (`inplace`, from `tile.inplace`).
+    Example: `#tile.param<"C" : memref<?x?xf32>, dims = ["M", "N"],
+    access = write, output>`; a scalar: `#tile.param<"alpha" : f32>`.
+  }];
+  let parameters = (ins "::mlir::StringAttr":$name,
+                        "::mlir::Type":$type,
+                        OptionalArrayRefParameter<"::mlir::StringAttr">:$dims,
+                        DefaultValuedParameter<"::mlir::tile::ParamAccess",
+                          "::mlir::tile::ParamAccess::read">:$access,
+                        DefaultValuedParameter<"bool", "false">:$output,
+                        DefaultValuedParameter<"bool", "false">:$inplace);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isTensor() const { return ::llvm::isa<::mlir::MemRefType>(getType()); }
+    /// The tensor's memref type (null for a scalar).
+    ::mlir::MemRefType getMemRefType() const {
+      return ::llvm::dyn_cast<::mlir::MemRefType>(getType());
+    }
+    /// The element type of a tensor, the type of a scalar.
+    ::mlir::Type getElementType() const;
+    int64_t getRank() const;
+    /// Whether the kernel may write the parameter's memory.
+    bool isWritten() const {
+      return getAccess() != ::mlir::tile::ParamAccess::read;
+    }
+  }];
+}
+
+def Tile_TmaDescAttr : Tile_Attr<"TmaDesc", "tma"> {
+  let summary = "a tensor map (CUtensorMap) a kernel variant needs";
+  let description = [{
+    One TMA descriptor that the runtime encodes per launch for tensor
+    parameter `param` (docs/bundle.md, "Kernel variants"): element type,
+    box and element strides (innermost first, one per tensor dim),
+    interleave (0, 16 or 32 bytes), swizzle span (0, 32, 64 or 128 bytes),
+    L2 promotion (0, 64, 128 or 256 bytes) and the out-of-bounds fill.
+  }];
+  let parameters = (ins "int64_t":$param,
+                        "::mlir::Type":$elementType,
+                        ArrayRefParameter<"int64_t">:$box,
+                        ArrayRefParameter<"int64_t">:$elementStrides,
+                        "int64_t":$interleave,
+                        "int64_t":$swizzle,
+                        "int64_t":$l2Promotion,
+                        "::mlir::tile::TmaOobFill":$oobFill);
+  let assemblyFormat = [{
+    `<` `param` `=` $param `,` `type` `=` $elementType `,`
+        `box` `=` `[` $box `]` `,`
+        `element_strides` `=` `[` $elementStrides `]` `,`
+        `interleave` `=` $interleave `,` `swizzle` `=` $swizzle `,`
+        `l2_promotion` `=` $l2Promotion `,` `oob_fill` `=` $oobFill `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
+  let summary = "an alternative kernel of the same launch for specific hardware";
+  let description = [{
+    A second kernel in the device code that implements the same launch on
+    specific hardware (docs/bundle.md, "Kernel variants"); the runtime falls
+    back to the kernel's own entry whenever it cannot use it. Today one
+    kind: `"sm90_tma_wgmma"`. `grid`: `launch` (the launch's grid) or `sms`
+    (persistent: one CTA per multiprocessor); `max_tiles`: used only for
+    launches of at most that many blocks (0: any); `schedule`:
+    informational; `tma`: the tensor maps it takes as trailing kernel
+    parameters.
+    Example: `#tile.variant<"sm90_tma_wgmma", chip = "sm_90a",
+    kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864,
+    grid = sms, tma = [<param = 0, type = f16, box = [64, 128], ...>]>`.
+  }];
+  let parameters = (ins "::mlir::StringAttr":$kind,
+                        "::mlir::StringAttr":$chip,
+                        "::mlir::StringAttr":$kernel,
+                        ArrayRefParameter<"int64_t">:$block,
+                        "int64_t":$sharedBytes,
+                        DefaultValuedParameter<"::mlir::tile::VariantGrid",
+                          "::mlir::tile::VariantGrid::launch">:$grid,
+                        DefaultValuedParameter<"int64_t", "0">:$maxTiles,
+                        OptionalParameter<"::mlir::StringAttr">:$schedule,
+                        OptionalArrayRefParameter<"::mlir::tile::TmaDescAttr">:$tma);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def Tile_KernelInfoAttr : Tile_Attr<"KernelInfo", "kernel_info"> {
+  let summary = "the kernel's description for the runtime";
+  let description = [{
+    Everything the runtime needs to launch the kernel (docs/bundle.md): its
+    name, target (kind, chip, features), parameters, grid (three extents as
+    `#tile.grid_expr` expressions), block size, dynamic shared memory bytes
+    and hardware-specific variants. The symbols are the distinct non-empty
+    dim names of the tensor parameters, in order of appearance; `out_idx`
+    lists the `output` parameters. Stored on the module as `tile.kernel_info`
+    by `tile-attach-metadata`; the verifier checks that grid expressions use
+    bound symbols and integer scalars, and variants refer to tensor params.
+    Example:
+    ```
+    #tile.kernel_info<"add", target = "cpu", chip = "", features = "",
+      params = [<"A" : memref<?xf32>, dims = ["N"]>,
+                <"C" : memref<?xf32>, dims = ["N"], access = write, output>],
+      grid = [ceildivu("N", 256), 1, 1], block = [128, 1, 1],
+      shared_bytes = 0>
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$name,
+                        "::mlir::StringAttr":$target,
+                        "::mlir::StringAttr":$chip,
+                        "::mlir::StringAttr":$features,
+                        OptionalArrayRefParameter<"::mlir::tile::KernelParamAttr">:$params,
+                        ArrayRefParameter<"::mlir::tile::GridExprAttr">:$grid,
+                        ArrayRefParameter<"int64_t">:$block,
+                        "int64_t":$sharedBytes,
+                        OptionalArrayRefParameter<"::mlir::tile::KernelVariantAttr">:$variants);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The distinct non-empty dim names of the tensor params, in order.
+    ::llvm::SmallVector<::llvm::StringRef> getSymbols() const;
+    /// The indices of the `output` params.
+    ::llvm::SmallVector<int64_t> getOutIdx() const;
+    /// Copies with one field replaced.
+    KernelInfoAttr withSharedBytes(int64_t bytes) const;
+    KernelInfoAttr
+    withVariants(::llvm::ArrayRef<KernelVariantAttr> variants) const;
+  }];
+}
+
+#endif // TILE_DIALECT_TILE_IR_TILEKERNELINFO_TD

@@ -1,0 +1,35 @@
+//===- Device.cpp - The device layers of this build -----------------------===//
+#include "Device.h"
+
+namespace tile::rt {
+namespace {
+
+/// One entry per target with a device layer in this runtime (its folder).
+struct Layer {
+  TargetKind target;
+  tile_status (*load)(const KernelPlan &, const bundle::Reader &,
+                      std::unique_ptr<DeviceModule> &);
+};
+constexpr Layer kLayers[] = {
+    {TargetKind::Cpu, loadCpuModule},
+    {TargetKind::Cuda, loadCudaModule},
+};
+
+} // namespace
+
+tile_status loadDeviceModule(const KernelPlan &plan,
+                             const bundle::Reader &bundle,
+                             std::unique_ptr<DeviceModule> &out) {
+  for (const Layer &l : kLayers)
+    if (l.target == plan.target)
+      return l.load(plan, bundle, out);
+  // Metal kernels run through the Python package's metal-torch backend
+  // (Load.cpp says so before getting here); a GPU target without a layer
+  // gets a clear message instead of an obscure failure.
+  return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
+              "kernel '" + plan.name + "' targets '" + plan.targetKindName +
+                  "', but this runtime build has no " + plan.targetKindName +
+                  " device layer yet");
+}
+
+} // namespace tile::rt

@@ -1,0 +1,130 @@
+//===- kernel_info.cpp - tile._runtime: the kernel's parsed view ----------===//
+#include "kernel_info.h"
+
+#include <nanobind/stl/string.h>
+
+namespace nb = nanobind;
+
+namespace tile_py {
+namespace {
+
+nb::tuple int64Tuple(const int64_t *values, int32_t n) {
+  nb::list l;
+  for (int32_t i = 0; i < n; ++i)
+    l.append(nb::int_(values[i]));
+  return nb::tuple(l);
+}
+
+} // namespace
+
+const char *accessName(int32_t access) {
+  switch (access) {
+  case TILE_ACCESS_READ: return "read";
+  case TILE_ACCESS_WRITE: return "write";
+  case TILE_ACCESS_READWRITE: return "readwrite";
+  }
+  return "unknown";
+}
+
+nb::list params(tile_kernel_t k) {
+  nb::list out;
+  for (int32_t i = 0, n = tile_kernel_num_params(k); i < n; ++i) {
+    tile_param_info p;
+    tile_kernel_param(k, i, &p);
+    int32_t inplace = 0;
+    int32_t access = tile_kernel_param_access(k, i, &inplace);
+    nb::dict d;
+    d["name"] = p.name;
+    d["kind"] = p.kind == TILE_PARAM_TENSOR ? "tensor" : "scalar";
+    d["dtype"] = p.dtype;
+    d["is_output"] = bool(p.is_output);
+    d["in_out_idx"] = bool(p.in_out_idx);
+    if (p.kind == TILE_PARAM_TENSOR) {
+      d["access"] = accessName(access);
+      d["written"] = (access & TILE_ACCESS_WRITE) != 0;
+      d["inplace"] = bool(inplace);
+      nb::list shape, dims;
+      for (int32_t r = 0; r < p.rank; ++r) {
+        if (p.shape[r] < 0)
+          shape.append(nb::none());
+        else
+          shape.append(nb::int_(p.shape[r]));
+        dims.append(nb::str(p.dims[r]));
+      }
+      d["shape"] = nb::tuple(shape);
+      d["dims"] = nb::tuple(dims);
+    }
+    out.append(d);
+  }
+  return out;
+}
+
+nb::list symbols(tile_kernel_t k) {
+  nb::list out;
+  for (int32_t i = 0, n = tile_kernel_num_symbols(k); i < n; ++i)
+    out.append(nb::str(tile_kernel_symbol(k, i)));
+  return out;
+}
+
+nb::dict launchInfo(tile_kernel_t k) {
+  tile_launch_info li;
+  tile_kernel_launch_info(k, &li);
+  nb::dict d;
+  d["grid"] = nb::make_tuple(li.grid[0], li.grid[1], li.grid[2]);
+  d["block"] = int64Tuple(li.block, 3);
+  d["shared_bytes"] = nb::int_(li.shared_bytes);
+  d["compiler"] = li.compiler;
+  d["target_features"] = li.target_features;
+  return d;
+}
+
+nb::list variants(tile_kernel_t k) {
+  nb::list out;
+  for (int32_t i = 0, n = tile_kernel_num_variants(k); i < n; ++i) {
+    tile_variant_info v;
+    tile_kernel_variant(k, i, &v);
+    nb::list maps;
+    for (int32_t j = 0; j < v.num_tma; ++j) {
+      const tile_tma_info &t = v.tma[j];
+      nb::dict m;
+      m["param"] = t.param;
+      m["dtype"] = t.dtype;
+      m["box"] = int64Tuple(t.box, t.rank);
+      m["element_strides"] = int64Tuple(t.element_strides, t.rank);
+      m["interleave"] = t.interleave;
+      m["swizzle"] = t.swizzle;
+      m["l2_promotion"] = t.l2_promotion;
+      m["oob_fill"] = t.oob_fill;
+      maps.append(m);
+    }
+    nb::dict d;
+    d["kind"] = v.kind;
+    d["chip"] = v.chip;
+    d["kernel"] = v.kernel;
+    d["block"] = int64Tuple(v.block, 3);
+    d["shared_bytes"] = nb::int_(v.shared_bytes);
+    d["grid"] = v.grid;
+    d["max_tiles"] = nb::int_(v.max_tiles);
+    d["schedule"] = v.schedule;
+    d["tma"] = maps;
+    out.append(d);
+  }
+  return out;
+}
+
+nb::list sections(tile_kernel_t k) {
+  nb::list out;
+  for (int32_t i = 0, n = tile_kernel_num_sections(k); i < n; ++i)
+    out.append(nb::str(tile_kernel_section_name(k, i)));
+  return out;
+}
+
+nb::object section(tile_kernel_t k, const char *name) {
+  const void *data;
+  size_t size;
+  if (tile_kernel_section(k, name, &data, &size) != TILE_STATUS_OK)
+    return nb::none();
+  return nb::bytes(static_cast<const char *>(data), size);
+}
+
+} // namespace tile_py
