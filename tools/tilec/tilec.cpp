@@ -21,6 +21,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "tile/InitAll.h"
+#include "tile/Support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -122,6 +123,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   out->os() << output;
-  out->keep();
-  return 0;
+  return succeeded(mlir::tile::closeOutputFile(*out, /*keep=*/true, "tilec"))
+             ? 0
+             : 1;
 }

@@ -127,8 +127,16 @@ Value mlir::tile::reduceCombine(OpBuilder &b, Location loc, ReduceKind kind,
                                 Value acc, Value x, bool absFirst) {
   bool isFloat = isa<FloatType>(x.getType());
   if (absFirst && (kind == ReduceKind::abssum || kind == ReduceKind::absmax))
+    // Integers: max(x, 0 - x), which wraps at the minimum like math.absi
+    // but needs no math lowering (NVVM has none for math.absi but i32).
     x = isFloat ? (Value)math::AbsFOp::create(b, loc, x)
-                : (Value)math::AbsIOp::create(b, loc, x);
+                : (Value)arith::MaxSIOp::create(
+                      b, loc, x,
+                      arith::SubIOp::create(
+                          b, loc,
+                          arith::ConstantOp::create(b, loc, x.getType(),
+                                                    b.getZeroAttr(x.getType())),
+                          x));
   switch (kind) {
   case ReduceKind::sum:
   case ReduceKind::abssum:

@@ -583,6 +583,9 @@ FailureOr<int64_t> KernelLowering::run() {
   planPipelines();
   if (failed(createBuffers()))
     return failure();
+  // Before any lowering: a loop asking for more stages than fit fails fast.
+  if (failed(checkSharedMemory(sharedBytes, 0)))
+    return failure();
 
   SmallVector<PipelinedOp> pipelined;
   func.walk([&](PipelinedOp p) { pipelined.push_back(p); });
@@ -692,6 +695,8 @@ FailureOr<int64_t> KernelLowering::run() {
     v->removeAttr("tile.scratch");
   }
   int64_t total = scratchBytes ? scratchBase + scratchBytes : sharedBytes;
+  if (failed(checkSharedMemory(total, total - sharedBytes)))
+    return failure();
   removeRedundantBarriers(func);
 
   SmallVector<AllocOp> allocs;

@@ -72,6 +72,14 @@ struct PipelinePlan {
   bool issueFirst = true;            // producers issued before the compute
 };
 
+/// The shared memory a block may use on a chip (SharedMemory.cpp).
+struct SharedMemoryLimit {
+  int64_t perBlock = 0; // the chip's opt-in maximum per block
+  int64_t dynamic = 0;  // what the kernel's dynamic shared memory may take
+  bool known = false;   // the chip is in the table (else 48 KiB assumed)
+};
+SharedMemoryLimit getSharedMemoryLimit(StringRef chip);
+
 class KernelLowering {
 public:
   KernelLowering(gpu::GPUFuncOp func, int64_t threads, StringRef chip);
@@ -167,6 +175,9 @@ public:
 
 private:
   static void removeRedundantBarriers(gpu::GPUFuncOp func);
+  /// Fails with a diagnostic naming the bytes and the chip's limit when
+  /// `bytes` (of which `scratch` is the lowering's scratch) do not fit.
+  LogicalResult checkSharedMemory(int64_t bytes, int64_t scratch);
   LogicalResult createBuffers();
   void planPipelines();
   LogicalResult lowerPipelined(PipelinedOp op);

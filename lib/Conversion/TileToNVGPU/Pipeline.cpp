@@ -372,10 +372,26 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
       });
   };
 
+  // The prologue: unrolled for the usual distances (constant stage
+  // offsets); a loop beyond, so that the code does not grow with the stage
+  // count. The loop's groups are counted like the unrolled ones; the waits
+  // below name the token of an empty group committed first (complete at
+  // once, so it changes no count that matters).
   Value token;
-  for (int64_t s = 0; s < D; ++s) {
-    issueIf(cst(s), cst(s));
+  constexpr int64_t kUnrolledPrologue = 4;
+  if (D <= kUnrolledPrologue) {
+    for (int64_t s = 0; s < D; ++s) {
+      issueIf(cst(s), cst(s));
+      token = commit();
+    }
+  } else {
     token = commit();
+    auto prologue = scf::ForOp::create(b, loc, cst(0), cst(D), cst(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(prologue.getBody());
+    Value s = prologue.getInductionVar();
+    issueIf(s, s);
+    commit();
   }
   // The copy read by iteration i (i mod (D + 1)) is carried by the loop
   // (no 64-bit remainder per iteration); iteration i writes copy

@@ -143,6 +143,83 @@ func.func @f(%n: index) {
 
 // -----
 
+// On-chip element types are those every lowering handles.
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{unsupported element type 'vector<4xf32>' (on-chip buffers hold i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2)}}
+    %a = tile.alloc : memref<64xvector<4xf32>, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// On-chip element types are those every lowering handles.
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{unsupported element type 'complex<f32>' (on-chip buffers hold i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2)}}
+    %a = tile.alloc : memref<64xcomplex<f32>, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// On-chip element types are those every lowering handles.
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{unsupported element type 'index' (on-chip buffers hold i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2)}}
+    %a = tile.alloc : memref<64xindex, #tile.scope<local>>
+  }
+  return
+}
+
+// -----
+
+// On-chip element types are those every lowering handles.
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{unsupported element type 'i17' (on-chip buffers hold i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2)}}
+    %a = tile.alloc : memref<64xi17, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// On-chip element types are those every lowering handles.
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{unsupported element type 'ui32' (on-chip buffers hold i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2)}}
+    %a = tile.alloc : memref<64xui32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// On-chip element types are those every lowering handles.
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{unsupported element type 'f80' (on-chip buffers hold i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2)}}
+    %a = tile.alloc : memref<64xf80, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+// On-chip element types are those every lowering handles.
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{unsupported element type 'f8E4M3FNUZ' (on-chip buffers hold i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2)}}
+    %a = tile.alloc : memref<64xf8E4M3FNUZ, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
 func.func @f(%n: index) {
   tile.launch blocks(%bx) in (%n) threads(128) {
     // expected-error @+1 {{must be statically shaped memref}}
@@ -713,10 +790,10 @@ func.func @f(%n: index) {
 
 func.func @f(%n: index) {
   tile.launch blocks(%bx) in (%n) threads(128) {
-    %S = tile.alloc : memref<64x128xindex, #tile.scope<fragment>>
-    %D = tile.alloc : memref<64xindex, #tile.scope<fragment>>
-    // expected-error @+1 {{reduces float or integer buffers, got 'index'}}
-    tile.reduce sum %S into %D {dim = 1 : i64} : memref<64x128xindex, #tile.scope<fragment>> into memref<64xindex, #tile.scope<fragment>>
+    %S = tile.alloc : memref<64x128xf8E4M3FN, #tile.scope<fragment>>
+    %D = tile.alloc : memref<64xf8E4M3FN, #tile.scope<fragment>>
+    // expected-error @+1 {{reduces integer or f16/bf16/f32/f64 buffers, got 'f8E4M3FN'}}
+    tile.reduce sum %S into %D {dim = 1 : i64} : memref<64x128xf8E4M3FN, #tile.scope<fragment>> into memref<64xf8E4M3FN, #tile.scope<fragment>>
   }
   return
 }
@@ -812,7 +889,7 @@ func.func @f(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.launch blocks(%bx) in (%n) threads(128) {
-    // expected-error @+1 {{needs at least one stage, got 0}}
+    // expected-error @+1 {{stages must be in [1, 32], got 0}}
     tile.pipelined %k = %c0 to %n step %c1 stages(0) {
       %x0 = arith.addi %k, %k : index
     }
@@ -826,8 +903,22 @@ func.func @f(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.launch blocks(%bx) in (%n) threads(128) {
-    // expected-error @+1 {{needs at least one stage, got -1}}
+    // expected-error @+1 {{stages must be in [1, 32], got -1}}
     tile.pipelined %k = %c0 to %n step %c1 stages(-1) {
+      %x0 = arith.addi %k, %k : index
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @f(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{stages must be in [1, 32], got 65536}}
+    tile.pipelined %k = %c0 to %n step %c1 stages(65536) {
       %x0 = arith.addi %k, %k : index
     }
   }
@@ -997,8 +1088,18 @@ func.func @f(%O: memref<?x?xf32>, %n: index, %v: f32) {
 func.func @f(%O: memref<?xi8>, %n: index, %v: i8) {
   tile.launch blocks(%bx) in (%n) threads(128) {
 
-    // expected-error @+1 {{atomics support float, i32 and i64 elements, got 'i8'}}
+    // expected-error @+1 {{atomics support f16, bf16, f32, f64, i32 and i64 elements, got 'i8'}}
     tile.atomic add %v, %O[%n] : i8, memref<?xi8>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%O: memref<?xf8E5M2>, %n: index, %v: f8E5M2) {
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    // expected-error @+1 {{atomics support f16, bf16, f32, f64, i32 and i64 elements, got 'f8E5M2'}}
+    tile.atomic max %v, %O[%n] : f8E5M2, memref<?xf8E5M2>
   }
   return
 }
@@ -1072,7 +1173,7 @@ func.func @f(%O: memref<?x?xf16>, %n: index) {
 func.func @f(%O: memref<?x?xi16>, %n: index) {
   tile.launch blocks(%bx) in (%n) threads(128) {
     %F = tile.alloc : memref<64x64xi16, #tile.scope<fragment>>
-    // expected-error @+1 {{atomics support float, i32 and i64 elements, got 'i16'}}
+    // expected-error @+1 {{atomics support f16, bf16, f32, f64, i32 and i64 elements, got 'i16'}}
     tile.atomic_tile min %F to %O[%n, %n] : memref<64x64xi16, #tile.scope<fragment>> to memref<?x?xi16>
   }
   return

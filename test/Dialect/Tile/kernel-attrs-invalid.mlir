@@ -192,3 +192,41 @@ func.func @symbol_two_static_extents(%a: memref<64xf32> {tile.dims = ["N"]},
   }
   return
 }
+
+// -----
+
+// Shape queries take a constant dimension index in range (issue 10: a
+// negative one crashed an upstream folder in tilec).
+func.func @dim_negative(%X: memref<?xf32>) attributes {tile.kernel} {
+  %c1 = arith.constant 1 : index
+  %cm1 = arith.constant -1 : index
+  tile.launch blocks(%bx) in (%c1) threads(32) {
+    // expected-error @+1 {{'memref.dim' op in a tile kernel needs a constant dimension index in [0, 1), got -1}}
+    %n = memref.dim %X, %cm1 : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @dim_out_of_range(%X: memref<?x?xf32>) attributes {tile.kernel} {
+  %c2 = arith.constant 2 : index
+  // expected-error @+1 {{'memref.dim' op in a tile kernel needs a constant dimension index in [0, 2), got 2}}
+  %n = memref.dim %X, %c2 : memref<?x?xf32>
+  tile.launch blocks(%bx) in (%n) threads(32) {
+  }
+  return
+}
+
+// -----
+
+func.func @dim_computed(%X: memref<?xf32>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d = arith.subi %c0, %c1 : index
+  // expected-error @+1 {{'memref.dim' op in a tile kernel needs a constant dimension index in [0, 1)}}
+  %n = memref.dim %X, %d : memref<?xf32>
+  tile.launch blocks(%bx) in (%n) threads(32) {
+  }
+  return
+}

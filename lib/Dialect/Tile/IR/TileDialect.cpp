@@ -3,7 +3,9 @@
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/ShapedOpInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -113,6 +115,23 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     func.walk([&](LaunchOp) { ++launches; });
     if (launches == 0)
       return op->emitError() << "a tile kernel must contain a tile.launch";
+    // Shape queries (memref.dim) take a constant dimension in range: an
+    // extent is bound by its name at launch, and an out-of-range dimension
+    // (undefined behaviour) crashes upstream folders of the lowerings.
+    WalkResult dims = func.walk([&](ShapedDimOpInterface dim) {
+      auto type = dyn_cast<ShapedType>(dim.getShapedValue().getType());
+      std::optional<int64_t> d = getConstantIntValue(dim.getDimension());
+      if (type && type.hasRank() && d && *d >= 0 && *d < type.getRank())
+        return WalkResult::advance();
+      InFlightDiagnostic diag = dim->emitOpError(
+          "in a tile kernel needs a constant dimension index in [0, ");
+      diag << (type && type.hasRank() ? type.getRank() : 0) << ")";
+      if (d)
+        diag << ", got " << *d;
+      return WalkResult::interrupt();
+    });
+    if (dims.wasInterrupted())
+      return failure();
     return success();
   }
   if (attr.getName() == kKernelInfoAttrName) {

@@ -28,6 +28,19 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
   return out;
 }
 
+bool mlir::tile::isTileElementType(Type type) {
+  if (auto i = dyn_cast<IntegerType>(type))
+    return i.isSignless() && llvm::is_contained({1u, 8u, 16u, 32u, 64u},
+                                                i.getWidth());
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
+         isa<Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
+bool mlir::tile::isAtomicElementType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64() ||
+         type.isSignlessInteger(32) || type.isSignlessInteger(64);
+}
+
 /// Ops that work on a block's buffers must sit inside a tile.launch.
 static LogicalResult verifyInsideLaunch(Operation *op) {
   if (!op->getParentOfType<LaunchOp>())
@@ -177,6 +190,11 @@ LogicalResult AllocOp::verify() {
                        "swizzles");
   if (type.getNumElements() == 0)
     return emitOpError("buffer has no elements");
+  if (!isTileElementType(type.getElementType()))
+    return emitOpError("unsupported element type ")
+           << type.getElementType()
+           << " (on-chip buffers hold i1, i8, i16, i32, i64, f16, bf16, f32, "
+              "f64, f8E4M3FN or f8E5M2)";
   if (failed(verifyInsideLaunch(*this)))
     return failure();
   // A buffer belongs to the block: allocating per iteration of a parallel
@@ -273,10 +291,7 @@ int64_t GemmOp::getN() {
 
 /// True when `a` x `b` accumulating into `c` is a supported gemm.
 static bool isSupportedGemmTyping(Type a, Type b, Type c) {
-  auto isF8 = [](Type t) {
-    return isa<Float8E4M3FNType, Float8E5M2Type, Float8E4M3FNUZType,
-               Float8E5M2FNUZType>(t);
-  };
+  auto isF8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
   if (isF8(a) && isF8(b))
     return c.isF32();
   if (a != b)
@@ -380,9 +395,12 @@ LogicalResult ReduceOp::verify() {
     return emitOpError("source element type ")
            << src.getElementType() << " differs from target element type "
            << dst.getElementType();
-  if (!isa<FloatType, IntegerType>(src.getElementType()))
-    return emitOpError("reduces float or integer buffers, got ")
-           << src.getElementType();
+  // 8-bit floats have no arithmetic in the lowerings (only conversions).
+  Type elt = src.getElementType();
+  if (!isa<FloatType, IntegerType>(elt) ||
+      (isa<FloatType>(elt) && elt.getIntOrFloatBitWidth() < 16))
+    return emitOpError("reduces integer or f16/bf16/f32/f64 buffers, got ")
+           << elt;
   SmallVector<int64_t> expected(src.getShape());
   expected.erase(expected.begin() + dim);
   if (dst.getShape() != ArrayRef<int64_t>(expected))
@@ -533,8 +551,9 @@ void PipelinedOp::print(OpAsmPrinter &p) {
 
 LogicalResult PipelinedOp::verify() {
   int64_t stages = getStagesAttr().getInt(); // signed; getStages() is not
-  if (stages < 1)
-    return emitOpError("needs at least one stage, got ") << stages;
+  if (stages < 1 || stages > kMaxPipelineStages)
+    return emitOpError("stages must be in [1, ")
+           << kMaxPipelineStages << "], got " << stages;
   return verifyInsideLaunch(*this);
 }
 
@@ -574,8 +593,9 @@ LogicalResult PipelinedOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 static LogicalResult verifyAtomicElementType(Operation *op, Type type) {
-  if (!isa<FloatType>(type) && !type.isInteger(32) && !type.isInteger(64))
-    return op->emitOpError("atomics support float, i32 and i64 elements, got ")
+  if (!isAtomicElementType(type))
+    return op->emitOpError("atomics support f16, bf16, f32, f64, i32 and i64 "
+                           "elements, got ")
            << type;
   return success();
 }

@@ -44,6 +44,19 @@ StringRef getScopeName(MemRefType type);
 /// The `#tile.scope<scope>` attribute (a memref memory space).
 MemoryScopeAttr getScopeAttr(MLIRContext *ctx, MemoryScope scope);
 
+/// The element types of on-chip buffers, which every lowering handles:
+/// signless i1, i8, i16, i32, i64; f16, bf16, f32, f64; f8E4M3FN, f8E5M2.
+/// (Vectors, complex numbers, index, other widths and other float formats
+/// are rejected by tile.alloc's verifier.)
+bool isTileElementType(Type type);
+
+/// The element types of tile.atomic and tile.atomic_tile: f16, bf16, f32,
+/// f64, i32 and i64 (what both the CPU and the GPU do atomically).
+bool isAtomicElementType(Type type);
+
+/// The most stages a tile.pipelined loop may ask for.
+inline constexpr int64_t kMaxPipelineStages = 32;
+
 } // namespace mlir::tile
 
 #endif // TILE_DIALECT_TILE_IR_TILEDIALECT_H
