@@ -108,6 +108,25 @@ tile_status selectBackend(tile_kernel &k, BackendName requested,
 
 } // namespace
 
+namespace {
+
+/// The bundle and its metadata, checked and parsed; no device code.
+tile_status openBundle(std::string bytes, std::unique_ptr<tile_kernel> &k) {
+  k = std::make_unique<tile_kernel>();
+  k->bytes = std::move(bytes);
+  std::string error;
+  if (!bundle::read(k->bytes.data(), k->bytes.size(), k->bundle, error))
+    return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  const bundle::SectionView *meta = k->bundle.find("metadata");
+  if (!meta)
+    return fail(TILE_STATUS_BUNDLE_ERROR, "bundle has no 'metadata' section");
+  if (!parseMetadata(meta->bytes(), k->plan, error))
+    return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  return TILE_STATUS_OK;
+}
+
+} // namespace
+
 tile_status loadKernel(std::string bytes, const char *backend,
                        tile_kernel_t *out) {
   if (!out)
@@ -119,19 +138,24 @@ tile_status loadKernel(std::string bytes, const char *backend,
                 std::string("unknown backend '") + backend +
                     "' (expected one of: " + kAllBackends + ")");
 
-  auto k = std::make_unique<tile_kernel>();
-  k->bytes = std::move(bytes);
-  std::string error;
-  if (!bundle::read(k->bytes.data(), k->bytes.size(), k->bundle, error))
-    return fail(TILE_STATUS_BUNDLE_ERROR, error);
-  const bundle::SectionView *meta = k->bundle.find("metadata");
-  if (!meta)
-    return fail(TILE_STATUS_BUNDLE_ERROR, "bundle has no 'metadata' section");
-  if (!parseMetadata(meta->bytes(), k->plan, error))
-    return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  std::unique_ptr<tile_kernel> k;
+  if (tile_status st = openBundle(std::move(bytes), k))
+    return st;
   if (tile_status st =
           selectBackend(*k, requested, backend && *backend ? backend : "auto"))
     return st;
+  *out = k.release();
+  return TILE_STATUS_OK;
+}
+
+tile_status inspectKernel(std::string bytes, tile_kernel_t *out) {
+  if (!out)
+    return fail(TILE_STATUS_INVALID_ARGUMENT, "output handle pointer is NULL");
+  *out = nullptr;
+  std::unique_ptr<tile_kernel> k;
+  if (tile_status st = openBundle(std::move(bytes), k))
+    return st;
+  k->backend = Backend::None;
   *out = k.release();
   return TILE_STATUS_OK;
 }
