@@ -23,9 +23,10 @@ namespace mlir::tile {
 
 /// Adds the textual pipeline `pipeline` to `pm` itself. Both spellings work:
 /// anchored on pm's op ("builtin.module(tile-to-cpu{chip=host}, cse)") and
-/// bare ("tile-to-cpu{chip=host}, cse"). A pipeline anchored on another op
-/// ("func.func(cse)" for a module pass manager) is an error, as is any
-/// parse error; both are written to `errorStream`.
+/// bare ("tile-to-cpu{chip=host}, cse"). An op-agnostic `pm` (the default
+/// PassManager anchor, "any") takes any anchor. A pipeline anchored on
+/// another op ("func.func(cse)" for a module pass manager) is an error, as
+/// is any parse error; both are written to `errorStream`.
 LogicalResult parsePassPipelineInto(StringRef pipeline, OpPassManager &pm,
                                     raw_ostream &errorStream = llvm::errs());
 

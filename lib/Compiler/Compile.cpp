@@ -110,7 +110,7 @@ FailureOr<const TargetBackend *> validate(CompileOptions &options,
 /// Lowers `module` with --pass-pipeline when given, else with the target's.
 LogicalResult lower(ModuleOp module, const TargetBackend &target,
                     const CompileOptions &options) {
-  PassManager pm(module.getContext());
+  auto pm = PassManager::on<ModuleOp>(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   if (!options.passPipeline.empty()) {

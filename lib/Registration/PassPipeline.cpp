@@ -31,7 +31,10 @@ LogicalResult mlir::tile::parsePassPipelineInto(StringRef pipeline,
   FailureOr<OpPassManager> parsed = parsePassPipeline(text, errorStream);
   if (failed(parsed))
     return failure();
-  if (parsed->getOpAnchorName() != pm.getOpAnchorName()) {
+  // An op-agnostic pass manager (PassManager's default anchor, "any") runs
+  // on whatever op it is given: the anchored contents are its own passes.
+  if (pm.getOpAnchorName() != OpPassManager::getAnyOpAnchorName() &&
+      parsed->getOpAnchorName() != pm.getOpAnchorName()) {
     errorStream << "the pipeline is anchored on '" << parsed->getOpAnchorName()
                 << "' but the pass manager runs on '" << pm.getOpAnchorName()
                 << "': nest it, e.g. " << pm.getOpAnchorName() << "("

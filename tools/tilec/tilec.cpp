@@ -187,7 +187,19 @@ void hideUnrelatedOptions() {
         "mlir-timing", "mlir-disable-threading"})
     if (cl::Option *o = options.lookup(name))
       o->addCategory(debugCategory);
-  cl::HideUnrelatedOptions({&tilecCategory, &debugCategory});
+  // Hidden, not cl::HideUnrelatedOptions' ReallyHidden: --help-hidden
+  // still lists them.
+  for (auto &entry : options) {
+    cl::Option *o = entry.second;
+    bool ours = llvm::any_of(o->Categories, [](cl::OptionCategory *c) {
+      return c == &tilecCategory || c == &debugCategory;
+    });
+    bool generic = llvm::is_contained(
+        {StringRef("help"), StringRef("help-list"), StringRef("version")},
+        entry.first);
+    if (!ours && !generic && o->getOptionHiddenFlag() == cl::NotHidden)
+      o->setHiddenFlag(cl::Hidden);
+  }
 }
 
 /// An LLVM fatal error (a code generator failing on input validation let
