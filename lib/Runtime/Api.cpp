@@ -252,9 +252,9 @@ tile_status tile_kernel_launch(tile_kernel_t k, const tile_arg *args,
   if (k->backend == Backend::None)
     return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
                 "kernel '" + k->plan.name +
-                    "' was opened for inspection only (no device code "
-                    "loaded); load it with tile_kernel_load_file/memory to "
-                    "launch it");
+                    "' was opened for inspection only: no device code is "
+                    "loaded, so it cannot run (load it for its device to "
+                    "launch it)");
   return guarded([&] { return launchKernel(*k, args, nargs, stream, outs); });
 }
 
