@@ -108,6 +108,14 @@ public:
     return Kernel(k);
   }
 
+  /// Opens a bundle without loading its device code (any target, any
+  /// machine): information and sections only; launch() throws.
+  static Kernel inspect(const std::string &path) {
+    tile_kernel_t k = nullptr;
+    check(tile_kernel_inspect_file(path.c_str(), &k));
+    return Kernel(k);
+  }
+
   tile_kernel_t get() const { return k_; }
   explicit operator bool() const { return k_ != nullptr; }
 
@@ -134,6 +142,13 @@ public:
       r.dims.push_back(p.dims[d]);
     }
     return r;
+  }
+
+  /// The kernel as text (what `tilec --info` prints).
+  std::string describe() const {
+    std::string text(tile_kernel_describe(k_, nullptr, 0), '\0');
+    tile_kernel_describe(k_, &text[0], text.size() + 1);
+    return text;
   }
 
   /// Section bytes (e.g. "mlir" for the source); throws if absent.
