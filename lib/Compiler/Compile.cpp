@@ -129,6 +129,7 @@ LogicalResult lower(ModuleOp module, const TargetBackend &target,
 
 std::string mlir::tile::defaultOutputPath(StringRef input,
                                           const CompileOptions &options) {
+  registerAllTargets();
   StringRef extension;
   if (options.emit == kEmitBundle) {
     extension = "tileb";

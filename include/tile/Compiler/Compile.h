@@ -22,7 +22,9 @@ namespace mlir::tile {
 /// Compiles per `options` into `output` (text or bytes, per `emit`). Errors
 /// (unknown target, emit kind or backend, a chip the target rejects, a
 /// failing pass, a missing tool) are reported through the context's
-/// diagnostic handler. Registers the built targets on first use.
+/// diagnostic handler. Registers the built targets on first use. The
+/// context must have the target's dialects (TargetBackend::registerDialects;
+/// tilec registers all of MLIR's and every target's).
 LogicalResult compileKernel(MLIRContext &context, const CompileOptions &options,
                             std::string &output);
 
