@@ -93,6 +93,31 @@ tile_status tile_kernel_load_memory(const void *data, size_t size,
   });
 }
 
+tile_status tile_kernel_inspect_file(const char *path, tile_kernel_t *out) {
+  return guarded([&] {
+    if (out)
+      *out = nullptr;
+    if (!path)
+      return fail(TILE_STATUS_INVALID_ARGUMENT, "bundle path is NULL");
+    std::string bytes;
+    if (tile_status st = readFile(path, bytes))
+      return st;
+    return inspectKernel(std::move(bytes), out);
+  });
+}
+
+tile_status tile_kernel_inspect_memory(const void *data, size_t size,
+                                       tile_kernel_t *out) {
+  return guarded([&] {
+    if (out)
+      *out = nullptr;
+    if (!data && size)
+      return fail(TILE_STATUS_INVALID_ARGUMENT, "bundle data is NULL");
+    std::string bytes(static_cast<const char *>(data ? data : ""), size);
+    return inspectKernel(std::move(bytes), out);
+  });
+}
+
 void tile_kernel_release(tile_kernel_t kernel) { delete kernel; }
 
 const char *tile_kernel_name(tile_kernel_t k) {
@@ -107,7 +132,12 @@ const char *tile_kernel_target_chip(tile_kernel_t k) {
 const char *tile_kernel_backend(tile_kernel_t k) {
   if (!k)
     return "";
-  return k->backend == Backend::Native ? "native" : "ffi";
+  switch (k->backend) {
+  case Backend::Ffi: return "ffi";
+  case Backend::Native: return "native";
+  case Backend::None: return "none";
+  }
+  return "";
 }
 const char *tile_kernel_metadata(tile_kernel_t k) {
   return k ? safe(k->plan.metadataText) : "";
@@ -280,6 +310,12 @@ tile_status tile_kernel_launch(tile_kernel_t k, const tile_arg *args,
                                tile_outputs *outs) {
   if (!k)
     return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel is NULL");
+  if (k->backend == Backend::None)
+    return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
+                "kernel '" + k->plan.name +
+                    "' was opened for inspection only: no device code is "
+                    "loaded, so it cannot run (load it for its device to "
+                    "launch it)");
   return guarded([&] { return launchKernel(*k, args, nargs, stream, outs); });
 }
 

@@ -13,7 +13,8 @@
 
 namespace tile::rt {
 
-enum class Backend : uint8_t { Ffi, Native };
+/// None: opened for inspection (tile_kernel_inspect_*), no device code.
+enum class Backend : uint8_t { Ffi, Native, None };
 
 /// The process-wide allocator slot (nullptr = the device's built-in one).
 std::atomic<const tile_allocator *> &globalAllocator();
@@ -21,6 +22,10 @@ std::atomic<const tile_allocator *> &globalAllocator();
 /// Loads a kernel from bundle bytes (takes ownership of them).
 tile_status loadKernel(std::string bytes, const char *backend,
                        tile_kernel_t *out);
+
+/// Opens a bundle for inspection only: checked and parsed like loadKernel,
+/// no device module (see tile_kernel_inspect_file).
+tile_status inspectKernel(std::string bytes, tile_kernel_t *out);
 
 /// Runs `kernel` (see tile_kernel_launch).
 tile_status launchKernel(const tile_kernel &kernel, const tile_arg *args,

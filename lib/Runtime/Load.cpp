@@ -79,6 +79,25 @@ tile_status selectBackend(tile_kernel &k, tile_backend requested) {
 
 } // namespace
 
+namespace {
+
+/// The bundle and its metadata, checked and parsed; no device code.
+tile_status openBundle(std::string bytes, std::unique_ptr<tile_kernel> &k) {
+  k = std::make_unique<tile_kernel>();
+  k->bytes = std::move(bytes);
+  std::string error;
+  if (!bundle::read(k->bytes.data(), k->bytes.size(), k->bundle, error))
+    return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  const bundle::SectionView *meta = k->bundle.find("metadata");
+  if (!meta)
+    return fail(TILE_STATUS_BUNDLE_ERROR, "bundle has no 'metadata' section");
+  if (!parseMetadata(meta->bytes(), k->plan, error))
+    return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  return TILE_STATUS_OK;
+}
+
+} // namespace
+
 tile_status loadKernel(std::string bytes, const char *backend,
                        tile_kernel_t *out) {
   if (!out)
@@ -91,21 +110,26 @@ tile_status loadKernel(std::string bytes, const char *backend,
                     "' (expected one of: " + backendList(TILE_TARGET_COUNT) +
                     ")");
 
-  auto k = std::make_unique<tile_kernel>();
-  k->bytes = std::move(bytes);
-  std::string error;
-  if (!bundle::read(k->bytes.data(), k->bytes.size(), k->bundle, error))
-    return fail(TILE_STATUS_BUNDLE_ERROR, error);
-  const bundle::SectionView *meta = k->bundle.find("metadata");
-  if (!meta)
-    return fail(TILE_STATUS_BUNDLE_ERROR, "bundle has no 'metadata' section");
-  if (!parseMetadata(meta->bytes(), k->plan, error))
-    return fail(TILE_STATUS_BUNDLE_ERROR, error);
+  std::unique_ptr<tile_kernel> k;
+  if (tile_status st = openBundle(std::move(bytes), k))
+    return st;
   // Before any code is mapped: the code must match the metadata.
   if (tile_status st = checkBundleCode(k->plan, k->bundle))
     return st;
   if (tile_status st = selectBackend(*k, requested))
     return st;
+  *out = k.release();
+  return TILE_STATUS_OK;
+}
+
+tile_status inspectKernel(std::string bytes, tile_kernel_t *out) {
+  if (!out)
+    return fail(TILE_STATUS_INVALID_ARGUMENT, "output handle pointer is NULL");
+  *out = nullptr;
+  std::unique_ptr<tile_kernel> k;
+  if (tile_status st = openBundle(std::move(bytes), k))
+    return st;
+  k->backend = Backend::None;
   *out = k.release();
   return TILE_STATUS_OK;
 }

@@ -500,11 +500,16 @@ struct ParamDesc {
 
 class KernelHandle {
 public:
-  KernelHandle(nb::bytes data, const std::string &backend) {
-    tile_status st = tile_kernel_load_memory(data.c_str(), data.size(),
-                                             backend.c_str(), &k_);
+  /// `inspect`: open without loading device code (tile_kernel_inspect_*):
+  /// every bundle opens on any machine; calling it raises.
+  KernelHandle(nb::bytes data, const std::string &backend, bool inspect) {
+    tile_status st =
+        inspect ? tile_kernel_inspect_memory(data.c_str(), data.size(), &k_)
+                : tile_kernel_load_memory(data.c_str(), data.size(),
+                                          backend.c_str(), &k_);
     if (st != TILE_STATUS_OK)
       raiseStatus(st, tile_last_error());
+    inspectOnly_ = inspect;
     init();
   }
   ~KernelHandle() { tile_kernel_release(k_); }
@@ -516,6 +521,12 @@ public:
   std::string targetChip() const { return tile_kernel_target_chip(k_); }
   std::string backend() const { return tile_kernel_backend(k_); }
   std::string metadata() const { return tile_kernel_metadata(k_); }
+  bool inspectOnly() const { return inspectOnly_; }
+  std::string describe() const {
+    std::string text(tile_kernel_describe(k_, nullptr, 0), '\0');
+    tile_kernel_describe(k_, text.data(), text.size() + 1);
+    return text;
+  }
   std::vector<int> outIdx() const {
     return std::vector<int>(outIdx_.begin(), outIdx_.end());
   }
@@ -561,6 +572,7 @@ private:
   std::vector<int32_t> inputParams_; // params not in out_idx
   std::vector<ParamDesc> params_;
   bool gpu_ = false;
+  bool inspectOnly_ = false;
 };
 
 struct CallScratch {
@@ -635,6 +647,9 @@ void *torchCurrentStream(int deviceId) {
 }
 
 nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
+  if (inspectOnly_) // the runtime's refusal, before touching any argument
+    raiseStatus(tile_kernel_launch(k_, nullptr, 0, nullptr, nullptr),
+                tile_last_error());
   const size_t n = size_t(PyTuple_GET_SIZE(argsTuple));
   const bool full = n == size_t(nparams_);
   const bool compact = !full && n == inputParams_.size();
@@ -1006,9 +1021,16 @@ NB_MODULE(_runtime, m) {
   });
 
   nb::class_<KernelHandle>(m, "KernelHandle", nb::type_slots(kernelSlots))
-      .def(nb::init<nb::bytes, const std::string &>(), nb::arg("bundle"),
-           nb::arg("backend") = "auto",
-           "Loads a bundle (bytes); backend: auto, ffi, native, ...")
+      .def(nb::init<nb::bytes, const std::string &, bool>(),
+           nb::arg("bundle"), nb::arg("backend") = "auto",
+           nb::arg("inspect") = false,
+           "Loads a bundle (bytes); backend: auto, ffi, native, ...; with "
+           "inspect=True opens it without loading device code (any target, "
+           "any machine; calling it raises)")
+      .def_prop_ro("inspect_only",
+                   [](const KernelHandle &k) { return k.inspectOnly(); })
+      .def("describe", &KernelHandle::describe,
+           "The kernel as text (tilec --info / tile-run --info).")
       .def_prop_ro("name", &KernelHandle::name)
       .def_prop_ro("target_kind", &KernelHandle::targetKind)
       .def_prop_ro("target_chip", &KernelHandle::targetChip)

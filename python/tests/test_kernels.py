@@ -209,6 +209,68 @@ def test_info_sources_export(tile, add, tmp_path):
         tile.load(bad)
 
 
+def test_load_without_device_inspects_any_bundle(tile, tmp_path, monkeypatch):
+    """tile.load(path, device=None): a CUDA bundle opens on a machine without
+    a CUDA driver (none here; TILE_CUDA_DRIVER makes sure of it)."""
+    import subprocess
+    path = tmp_path / "softmax.tileb"
+    proc = subprocess.run([tile.find_tilec(), str(EXAMPLES / "softmax.mlir"),
+                           "--target=cuda", "--chip=sm_90a", "-o", str(path)],
+                          capture_output=True, text=True,
+                          env=tile.compiler.tilec_env())
+    if proc.returncode != 0 and "ptxas not found" in proc.stderr:
+        pytest.skip("no CUDA toolkit (ptxas) here")
+    assert proc.returncode == 0, proc.stderr
+    monkeypatch.setenv("TILE_CUDA_DRIVER", str(tmp_path / "no-libcuda.so"))
+    k = tile.load(path, device=None)
+    assert k.inspect_only and k.backend == "none"
+    assert (k.name, k.target_kind, k.target_chip) == ("softmax", "cuda", "sm_90a")
+    assert [p["name"] for p in k.params] == ["X", "Y"] and k.out_idx == [1]
+    assert k.sections == ["metadata", "cubin", "ptx", "native.so", "mlir"]
+    assert ".entry softmax_kernel(" in k.get_source("ptx")
+    assert "func.func @softmax" in k.get_source("mlir")
+    assert k.info["inspect_only"] and k.info["grid"] is not None
+    assert "backend  none" in k.describe() and "ptx " in k.describe()
+    x = np.ones((2, 1024), np.float32)
+    with pytest.raises(tile.TileError, match="inspection only") as e:
+        k(x)
+    assert e.value.status == "BACKEND_UNAVAILABLE"
+    import pickle
+    assert pickle.loads(pickle.dumps(k)).inspect_only
+    with pytest.raises(tile.TileError, match="no CUDA driver"):
+        tile.load(path)  # device="auto": loads the device code
+    with pytest.raises(ValueError, match="holds a 'cuda' kernel.*device 'cpu'"):
+        tile.load(path, device="cpu")
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        tile.load(path, device="tpu")
+
+
+def test_tilec_env_finds_pip_cuda_toolkit(tile, tmp_path, monkeypatch):
+    """With neither TILE_CUDA_PATH nor TILE_PTXAS set, tilec gets
+    TILE_CUDA_PATH = the pip nvidia-cuda-nvcc package (here a fake one)."""
+    import sys
+    pkg = tmp_path / "site" / "nvidia" / "cu13"
+    (pkg / "bin").mkdir(parents=True)
+    ptxas = pkg / "bin" / "ptxas"
+    ptxas.write_text("#!/bin/sh\n")
+    ptxas.chmod(0o755)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    for var in ("TILE_CUDA_PATH", "TILE_PTXAS"):
+        monkeypatch.delenv(var, raising=False)
+    sys.modules.pop("nvidia", None)
+    tile.compiler.pip_cuda_toolkit.cache_clear()
+    try:
+        assert tile.compiler.tilec_env()["TILE_CUDA_PATH"] == str(pkg)
+        monkeypatch.setenv("TILE_PTXAS", "/opt/cuda/bin/ptxas")
+        assert "TILE_CUDA_PATH" not in tile.compiler.tilec_env()
+        monkeypatch.delenv("TILE_PTXAS")
+        monkeypatch.setenv("TILE_CUDA_PATH", "/opt/cuda")
+        assert tile.compiler.tilec_env()["TILE_CUDA_PATH"] == "/opt/cuda"
+    finally:
+        sys.modules.pop("nvidia", None)
+        tile.compiler.pip_cuda_toolkit.cache_clear()
+
+
 def test_backend_validation(tile):
     src = EXAMPLES / "elementwise_add.mlir"
     with pytest.raises(ValueError, match="unknown execution_backend 'bogus'.*auto, ffi, native"):

@@ -76,6 +76,39 @@ def find_tilec():
         "(PYTHONPATH=<build>/python_packages)")
 
 
+@functools.lru_cache(maxsize=None)
+def pip_cuda_toolkit():
+    """The directory of the pip package nvidia-cuda-nvcc holding bin/ptxas
+    (and nvvm/libdevice): nvidia/cuda_nvcc (CUDA 12 wheels) or nvidia/cu13
+    (CUDA 13), or None when it is not installed."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for base in spec.submodule_search_locations:
+        for cand in sorted(pathlib.Path(base).glob("*/bin/ptxas")):
+            if os.access(cand, os.X_OK):
+                return str(cand.parent.parent)
+    return None
+
+
+def tilec_env():
+    """tilec's environment: the caller's, plus TILE_CUDA_PATH pointing at the
+    pip nvidia-cuda-nvcc package when the caller set neither TILE_CUDA_PATH
+    nor TILE_PTXAS. tilec looks for ptxas and libdevice in $TILE_PTXAS,
+    $TILE_CUDA_PATH, $CUDA_HOME, $CUDA_PATH, the toolkit found when tilec was
+    built, then PATH (docs/building.md, "Toolchain discovery")."""
+    env = dict(os.environ)
+    if not env.get("TILE_CUDA_PATH") and not env.get("TILE_PTXAS"):
+        pip = pip_cuda_toolkit()
+        if pip:
+            env["TILE_CUDA_PATH"] = pip
+    return env
+
+
 _id_lock = threading.Lock()
 _compiler_ids = {}
 
@@ -217,7 +250,8 @@ def _run_tilec(tilec, source, args, verbose, what="compile"):
         out = pathlib.Path(tmp) / "kernel.out"
         cmd = [tilec, str(src), "-o", str(out), *args]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              env=tilec_env())
         if verbose:
             print(f"[tile] {' '.join(cmd)}  ({time.perf_counter() - t0:.2f} s, "
                   f"exit {proc.returncode})", file=sys.stderr)
@@ -353,14 +387,34 @@ def compile(source_or_path, out_idx=None, target="auto",
         return kernel
 
 
-def load(path, execution_backend="auto"):
-    """Loads a bundle written by Kernel.export / tilec."""
+def load(path, execution_backend="auto", device="auto"):
+    """Loads a bundle written by Kernel.export / tilec.
+
+    device: "auto" loads the bundle's device code for its target (a CUDA
+      bundle needs the CUDA driver and a GPU); "cpu" or "cuda" also checks
+      that the bundle targets that device. None opens the bundle for
+      inspection only, on any machine and for any target: info, params,
+      sections, get_source() and describe() work, calling it raises
+      tile.TileError (status BACKEND_UNAVAILABLE).
+    """
     from .kernel import Kernel
     data = pathlib.Path(path).read_bytes()
+    if device is None:
+        return Kernel(data, "auto", inspect=True)
+    if device != "auto" and str(device).partition(":")[0] not in TARGETS:
+        raise ValueError(f"tile.load: unknown device {device!r} (expected "
+                         f"'auto', None, or one of: {', '.join(TARGETS)})")
     if execution_backend not in BACKENDS:
         raise ValueError(f"tile.load: unknown execution_backend "
                          f"{execution_backend!r} (expected one of: "
                          f"{', '.join(ALL_BACKENDS)})")
     if not BACKENDS[execution_backend]["implemented"]:
         raise _not_implemented(execution_backend)
+    if device != "auto":
+        probe = Kernel(data, "auto", inspect=True)
+        kind = str(device).partition(":")[0]
+        if probe.target_kind != kind:
+            raise ValueError(f"tile.load: {path} holds a {probe.target_kind!r} "
+                             f"kernel ({probe.name}); it cannot run on "
+                             f"device {device!r}")
     return Kernel(data, execution_backend, source_path=None)

@@ -28,8 +28,9 @@ class Kernel(_runtime.KernelHandle):
     """
 
     def __init__(self, bundle, execution_backend="auto", cache_key=None,
-                 source_path=None, compile_args=None):
-        super().__init__(bytes(bundle), execution_backend)
+                 source_path=None, compile_args=None, inspect=False):
+        # inspect: no device code loaded (tile.load(path, device=None)).
+        super().__init__(bytes(bundle), execution_backend, inspect)
         self._bundle = bytes(bundle)
         self._cache_key = cache_key
         self._source_path = source_path
@@ -72,6 +73,7 @@ class Kernel(_runtime.KernelHandle):
             "source_path": self._source_path,
             "compile_args": self._compile_args,
             "bundle_bytes": len(self._bundle),
+            "inspect_only": self.inspect_only,
         }
 
     def get_source(self, kind="mlir"):
@@ -122,10 +124,12 @@ class Kernel(_runtime.KernelHandle):
                 f"backend={self.backend}>")
 
     def __reduce__(self):
-        return (_rebuild, (self._bundle, self.backend, self._cache_key,
-                           self._source_path, self._compile_args))
+        backend = "auto" if self.inspect_only else self.backend
+        return (_rebuild, (self._bundle, backend, self._cache_key,
+                           self._source_path, self._compile_args,
+                           self.inspect_only))
 
 
-def _rebuild(bundle, backend, key, path, args):
+def _rebuild(bundle, backend, key, path, args, inspect=False):
     return Kernel(bundle, backend, cache_key=key, source_path=path,
-                  compile_args=args)
+                  compile_args=args, inspect=inspect)

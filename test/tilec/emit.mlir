@@ -1,5 +1,11 @@
 // RUN: tilec %s --emit=mlir | FileCheck %s --check-prefix=MLIR
 // RUN: tilec %s --emit=llvm | FileCheck %s --check-prefix=LLVM
+// --pass-pipeline runs on the module itself, anchored or not (a plain
+// parsePassPipeline would nest the anchored one and silently run nothing).
+// RUN: tilec %s --emit=mlir --pass-pipeline='builtin.module(tile-to-cpu)' | FileCheck %s --check-prefix=MLIR
+// RUN: tilec %s --emit=mlir --pass-pipeline='tile-to-cpu' | FileCheck %s --check-prefix=MLIR
+// RUN: not tilec %s --emit=mlir --pass-pipeline='func.func(cse)' 2>&1 | FileCheck %s --check-prefix=ANCHOR
+// RUN: tilec %s --emit=obj -o %t.o && test -s %t.o
 // RUN: tilec %s -o %t.tileb && tile-run %t.tileb --info | FileCheck %s --check-prefix=INFO
 // RUN: tilec %s --backend=ffi -o %t.ffi.tileb && not tile-run %t.ffi.tileb --backend=native --info 2>&1 | FileCheck %s --check-prefix=NO-NATIVE
 // RUN: tile-run %t.tileb --dims N=3000 -n 2 --compare-backends ffi,native | FileCheck %s --check-prefix=EXEC
@@ -7,6 +13,8 @@
 // MLIR: llvm.func @_mlir_ciface_double__tile_block
 // MLIR: llvm.func @double__tile_blocks
 // MLIR: llvm.func @double__tile_native
+
+// ANCHOR: invalid --pass-pipeline: the pipeline is anchored on 'func.func' but the pass manager runs on 'builtin.module': nest it, e.g. builtin.module(func.func(cse))
 
 // LLVM: define void @double__tile_blocks(
 // LLVM: define {{.*}}i32 @double__tile_native(

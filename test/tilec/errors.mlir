@@ -7,8 +7,8 @@
 
 // RANGE: --out-idx 5 is out of range: the kernel has 2 parameters
 // SCALAR: --out-idx 1 names a scalar parameter; outputs must be tensors
-// BACKEND: unknown backend 'ctypes' for tilec (expected ffi or native; nvrtc, metal-torch are chosen at load time)
-// TARGET: Cannot find option named 'vulkan'
+// BACKEND: error: unknown backend 'ctypes' for target 'cpu' (tilec generates code for: ffi, native;
+// TARGET: for the --target option: unknown value 'vulkan' (expected one of: cpu, cuda)
 // MISSING: cannot read
 // PIPELINE: no-such-pass
 

@@ -8,7 +8,12 @@
 // CUDA bundles run on a GPU (--device, default: the bundle's target): the
 // inputs are copied to device memory before every run, launches go to the
 // legacy default stream and are timed with CUDA events, results are copied
-// back. The driver is reached through the runtime's CudaDriver (dlopen).
+// back, all through the runtime's public device API (tile_device_*,
+// tile_timer_*: the runtime's own driver layer, no CUDA headers here).
+//
+// --info describes the kernel (tile_kernel_describe). With the default
+// backend, a bundle that cannot be loaded here (a CUDA bundle on a machine
+// without a driver) is described without loading its device code.
 //
 // Inputs not given with --input are filled with seeded random values (floats
 // in [-1, 1), ints in [-8, 8), unsigned in [0, 16)); their shapes come from
@@ -16,7 +21,6 @@
 // allocate. Exit status: 0 ok, 1 backends differ, 2 usage or runtime error.
 //
 //===----------------------------------------------------------------------===//
-#include "Cuda/CudaDriver.h"
 #include "Elements.h"
 #include "Npy.h"
 #include "tile/Runtime/tile_runtime.h"
@@ -37,7 +41,6 @@
 #include <vector>
 
 using namespace tilerun;
-namespace cu = tile::rt::cuda;
 
 namespace {
 
@@ -78,13 +81,12 @@ struct Options {
   std::string device; // "" = from the bundle's target
 };
 
-/// Where tensors live: host memory, or CUDA device `id` (primary context
-/// made current for the whole process: tile-run is single-threaded).
+/// Where tensors live: host memory, or CUDA device `id`.
 struct Device {
   bool cuda = false;
   int id = 0;
-  cu::Driver *drv = nullptr;
-  cu::CUevent start = nullptr, stop = nullptr;
+  DLDevice dl{kDLCPU, 0};
+  tile_timer_t timer = nullptr; // device-clock timing (CUDA)
 };
 Device gDevice;
 
@@ -224,13 +226,13 @@ Options parseOptions(int argc, char **argv) {
   return o;
 }
 
-void cudaCheck(cu::CUresult r, const char *what) {
-  if (r != cu::kSuccess)
-    die(std::string(what) + " failed: " + cu::errorText(r));
+void check(tile_status st, const std::string &what) {
+  if (st != TILE_STATUS_OK)
+    die(what + ": " + tile_status_name(st) + ": " + tile_last_error());
 }
 
-/// Picks the device from --device or the bundle's target; for CUDA, makes
-/// the device's primary context current and creates the timing events.
+/// Picks the device from --device or the bundle's target; for CUDA, creates
+/// the device timer (which loads the driver: no driver is an error here).
 void setupDevice(tile_kernel_t k, const Options &o) {
   std::string target = tile_kernel_target_kind(k);
   std::string d = o.device.empty() ? target : o.device;
@@ -248,24 +250,17 @@ void setupDevice(tile_kernel_t k, const Options &o) {
         target + "'; it cannot run with --device=" + d);
   gDevice.cuda = true;
   gDevice.id = d.size() > 5 ? int(toInt(d.substr(5), "--device")) : 0;
-  if (tile_status st = cu::load(gDevice.drv))
+  gDevice.dl = {kDLCUDA, gDevice.id};
+  if (tile_status st = tile_timer_create(gDevice.dl, &gDevice.timer))
     die(std::string(tile_status_name(st)) + ": " + tile_last_error());
-  cu::CUcontext ctx = gDevice.drv->context(gDevice.id);
-  if (!ctx)
-    die(std::string("NO_DEVICE: ") + tile_last_error());
-  const cu::Api &a = gDevice.drv->api;
-  cudaCheck(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-  cudaCheck(a.cuEventCreate(&gDevice.start, 0), "cuEventCreate");
-  cudaCheck(a.cuEventCreate(&gDevice.stop, 0), "cuEventCreate");
 }
 
 /// Copies `bytes` of device memory at `p` to the host.
 std::string fromDevice(const void *p, size_t bytes) {
   std::string host(bytes, '\0');
   if (bytes)
-    cudaCheck(gDevice.drv->api.cuMemcpyDtoH(
-                  &host[0], reinterpret_cast<cu::CUdeviceptr>(p), bytes),
-              "cuMemcpyDtoH");
+    check(tile_device_copy_to_host(gDevice.dl, &host[0], p, bytes),
+          "copying to the host");
   return host;
 }
 
@@ -284,34 +279,30 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-void printInfo(tile_kernel_t k) {
-  std::printf("kernel   %s\ntarget   %s (%s)\nbackend  %s\n",
-              tile_kernel_name(k), tile_kernel_target_kind(k),
-              tile_kernel_target_chip(k), tile_kernel_backend(k));
-  std::printf("params\n");
-  for (int i = 0; i < tile_kernel_num_params(k); ++i) {
-    tile_param_info p;
-    tile_kernel_param(k, i, &p);
-    if (p.kind == TILE_PARAM_SCALAR) {
-      std::printf("  #%d %-10s scalar %s\n", i, p.name, p.dtype);
-      continue;
-    }
-    std::string dims;
-    for (int d = 0; d < p.rank; ++d)
-      dims += std::string(d ? ", " : "") +
-              (p.shape[d] >= 0 ? std::to_string(p.shape[d]) : p.dims[d]);
-    std::printf("  #%d %-10s tensor %s [%s]%s%s\n", i, p.name, p.dtype,
-                dims.c_str(), p.is_output ? " output" : "",
-                p.in_out_idx ? " (allocated when omitted)" : "");
+/// --info: the runtime's description of the kernel. With the default
+/// backend a bundle this machine cannot load (no driver for its target) is
+/// opened for inspection instead, and the reason is printed.
+int printInfo(const Options &o) {
+  tile_kernel_t k = nullptr;
+  std::string note;
+  if (tile_status st =
+          tile_kernel_load_file(o.bundle.c_str(), o.backend.c_str(), &k)) {
+    bool fallback = o.backend == "auto" &&
+                    (st == TILE_STATUS_BACKEND_UNAVAILABLE ||
+                     st == TILE_STATUS_NO_DEVICE);
+    if (!fallback)
+      die(std::string(tile_status_name(st)) + ": " + tile_last_error());
+    note = std::string("not loadable here (") + tile_status_name(st) + ": " +
+           tile_last_error() + "); described without its device code\n";
+    if (tile_status st2 = tile_kernel_inspect_file(o.bundle.c_str(), &k))
+      die(std::string(tile_status_name(st2)) + ": " + tile_last_error());
   }
-  std::printf("sections\n");
-  for (int i = 0; i < tile_kernel_num_sections(k); ++i) {
-    const void *data;
-    size_t size;
-    const char *name = tile_kernel_section_name(k, i);
-    tile_kernel_section(k, name, &data, &size);
-    std::printf("  %-10s %zu bytes\n", name, size);
-  }
+  std::string text(tile_kernel_describe(k, nullptr, 0), '\0');
+  tile_kernel_describe(k, &text[0], text.size() + 1);
+  std::fputs(text.c_str(), stdout);
+  std::fputs(note.c_str(), stdout);
+  tile_kernel_release(k);
+  return 0;
 }
 
 uint64_t splitmix(uint64_t &state) {
@@ -331,7 +322,7 @@ struct HostArg {
   DLDataType dtype;
   std::vector<int64_t> shape;
   std::string pristine, work;
-  cu::CUdeviceptr dptr = 0; // device copy (CUDA)
+  void *dptr = nullptr; // device copy (CUDA)
   DLTensor t{};
 
   int64_t elems() const {
@@ -342,8 +333,8 @@ struct HostArg {
   }
   void bind() {
     if (gDevice.cuda) {
-      t.data = reinterpret_cast<void *>(dptr);
-      t.device = {kDLCUDA, gDevice.id};
+      t.data = dptr;
+      t.device = gDevice.dl;
     } else {
       t.data = work.empty() ? nullptr : &work[0];
       t.device = {kDLCPU, 0};
@@ -464,8 +455,8 @@ Setup prepare(tile_kernel_t k, const Options &o) {
     }
     h->work = h->pristine;
     if (gDevice.cuda && !h->pristine.empty())
-      cudaCheck(gDevice.drv->api.cuMemAlloc(&h->dptr, h->pristine.size()),
-                "cuMemAlloc");
+      check(tile_device_alloc(gDevice.dl, h->pristine.size(), &h->dptr),
+            "allocating '" + h->name + "' on the device");
     h->bind();
     s.args[i] = tile_arg_tensor(&h->t);
     s.tensors.push_back(std::move(h));
@@ -485,14 +476,15 @@ std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
   const int nout = tile_kernel_num_outputs(k);
   std::vector<DLManagedTensor *> outPtrs(size_t(std::max(nout, 1)));
   std::vector<double> times, hostTimes;
-  const cu::Api *api = gDevice.cuda ? &gDevice.drv->api : nullptr;
+  const bool api = gDevice.cuda;
   for (int r = 0; r < o.warmup + o.runs; ++r) {
     for (auto &h : s.tensors) {
       if (api) {
         if (h->dptr)
-          cudaCheck(api->cuMemcpyHtoD(h->dptr, h->pristine.data(),
-                                      h->pristine.size()),
-                    "cuMemcpyHtoD");
+          check(tile_device_copy_to_device(gDevice.dl, h->dptr,
+                                           h->pristine.data(),
+                                           h->pristine.size()),
+                "copying '" + h->name + "' to the device");
       } else {
         h->work = h->pristine;
       }
@@ -501,7 +493,7 @@ std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
     std::fill(outPtrs.begin(), outPtrs.end(), nullptr);
     tile_outputs outs{outPtrs.data(), nout, 0};
     if (api)
-      cudaCheck(api->cuEventRecord(gDevice.start, nullptr), "cuEventRecord");
+      check(tile_timer_start(gDevice.timer, nullptr), "starting the timer");
     auto t0 = std::chrono::steady_clock::now();
     tile_status st = tile_kernel_launch(k, s.args.data(), int32_t(s.args.size()),
                                         nullptr, &outs);
@@ -511,17 +503,13 @@ std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
     double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
     if (api) {
       // Device-side faults surface here, at the first synchronization.
-      cudaCheck(api->cuEventRecord(gDevice.stop, nullptr), "cuEventRecord");
-      cu::CUresult e = api->cuEventSynchronize(gDevice.stop);
-      if (e != cu::kSuccess)
+      double deviceUs = 0;
+      if (tile_timer_stop(gDevice.timer, nullptr, &deviceUs) != TILE_STATUS_OK)
         die(std::string("kernel '") + tile_kernel_name(k) +
-            "' failed on the device: " + cu::errorText(e));
-      float ms = 0;
-      cudaCheck(api->cuEventElapsedTime(&ms, gDevice.start, gDevice.stop),
-                "cuEventElapsedTime");
+            "' failed on the device: " + tile_last_error());
       if (r >= o.warmup)
         hostTimes.push_back(us);
-      us = double(ms) * 1000.0;
+      us = deviceUs;
     }
     if (r >= o.warmup)
       times.push_back(us);
@@ -537,8 +525,7 @@ std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
       if (!h->output && !o.saveAll)
         continue;
       if (api)
-        h->work = fromDevice(reinterpret_cast<void *>(h->dptr),
-                             h->pristine.size());
+        h->work = fromDevice(h->dptr, h->pristine.size());
       result.push_back({h->name, h->dtype, h->shape,
                         toDoubles(h->dtype, h->work.data(), h->elems())});
     }
@@ -630,12 +617,11 @@ int main(int argc, char **argv) {
 int run(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
   std::string first = o.compare.empty() ? o.backend : o.compare[0];
-  tile_kernel_t k = loadKernel(o, first);
   if (o.info) {
-    printInfo(k);
-    tile_kernel_release(k);
-    return 0;
+    o.backend = first;
+    return printInfo(o);
   }
+  tile_kernel_t k = loadKernel(o, first);
   setupDevice(k, o);
   Setup s = prepare(k, o);
   std::vector<Output> a = runBackend(k, s, o);

@@ -215,7 +215,7 @@ def main():
             subprocess.run([args.tilec, src, "--target=cuda", "--chip=sm_80",
                             "-o", bundle], check=True)
             subprocess.run([args.tilec, src, "--target=cuda", "--chip=sm_80",
-                            "--emit=llvm", "-o", ptx], check=True)
+                            "--emit=ptx", "-o", ptx], check=True)
             r = subprocess.run([args.ptxas, "-arch=sm_90a", "-O3", "-v", ptx,
                                 "-o", cubin], check=True, capture_output=True,
                                text=True)

@@ -27,9 +27,13 @@ struct TileToNVVMPipelineOptions
       llvm::cl::desc("gpu-module-to-binary format: bin (cubin), isa (PTX), "
                      "llvm, offload, or none (stop before serialization)"),
       llvm::cl::init("bin")};
-  Option<std::string> toolkit{*this, "toolkit",
-                              llvm::cl::desc("CUDA toolkit (ptxas, libdevice)"),
-                              llvm::cl::init("/usr/local/cuda")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root (bin/ptxas, nvvm/libdevice) for "
+                     "format=bin|isa; empty: MLIR's own search ($CUDA_ROOT, "
+                     "$CUDA_HOME, $CUDA_PATH; ptxas on PATH). tilec passes "
+                     "the toolkit its discovery found (CUDAToolkit.h)"),
+      llvm::cl::init("")};
   Option<bool> sm90Gemm{
       *this, "sm90-gemm",
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "

@@ -110,6 +110,14 @@ public:
     return Kernel(k);
   }
 
+  /// Opens a bundle without loading its device code (any target, any
+  /// machine): information and sections only; launch() throws.
+  static Kernel inspect(const std::string &path) {
+    tile_kernel_t k = nullptr;
+    check(tile_kernel_inspect_file(path.c_str(), &k));
+    return Kernel(k);
+  }
+
   tile_kernel_t get() const { return k_; }
   explicit operator bool() const { return k_ != nullptr; }
 
@@ -139,6 +147,13 @@ public:
     r.access = tile_kernel_param_access(k_, i, &inplace);
     r.inplace = inplace != 0;
     return r;
+  }
+
+  /// The kernel as text (what `tilec --info` prints).
+  std::string describe() const {
+    std::string text(tile_kernel_describe(k_, nullptr, 0), '\0');
+    tile_kernel_describe(k_, &text[0], text.size() + 1);
+    return text;
   }
 
   /// Section bytes (e.g. "mlir" for the source); throws if absent.

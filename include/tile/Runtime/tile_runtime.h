@@ -55,6 +55,17 @@ TILE_RT_API tile_status tile_kernel_load_file(const char *path,
 TILE_RT_API tile_status tile_kernel_load_memory(const void *data, size_t size,
                                                 const char *backend,
                                                 tile_kernel_t *out);
+/* Opens a bundle for inspection only: the bundle and its metadata are checked
+ * and parsed exactly as by tile_kernel_load_*, but no device code is loaded,
+ * so any bundle opens on any machine (a CUDA bundle without a CUDA driver).
+ * Information, sections and tile_kernel_describe work; tile_kernel_backend
+ * is "none" and tile_kernel_launch fails with
+ * TILE_STATUS_BACKEND_UNAVAILABLE. Release with tile_kernel_release. */
+TILE_RT_API tile_status tile_kernel_inspect_file(const char *path,
+                                                 tile_kernel_t *out);
+TILE_RT_API tile_status tile_kernel_inspect_memory(const void *data,
+                                                   size_t size,
+                                                   tile_kernel_t *out);
 /* NULL is ignored. Must not race with launches of the same handle. */
 TILE_RT_API void tile_kernel_release(tile_kernel_t kernel);
 
@@ -177,6 +188,14 @@ TILE_RT_API tile_status tile_kernel_section(tile_kernel_t kernel,
                                             const char *name,
                                             const void **data, size_t *size);
 
+/* The kernel as text, as `tilec --info` and `tile-run --info` print it:
+ * name, target, backend, launch shape, parameters, sections (with sizes;
+ * text sections are marked). snprintf-style: writes at most `capacity` bytes
+ * including a NUL into `buffer` (NULL with capacity 0 to measure) and
+ * returns the full length without the NUL. */
+TILE_RT_API size_t tile_kernel_describe(tile_kernel_t kernel, char *buffer,
+                                        size_t capacity);
+
 /* ---- allocation --------------------------------------------------------- */
 
 /* Allocates an output tensor: row-major contiguous, `ndim` dims `shape`,
@@ -234,6 +253,37 @@ typedef struct tile_outputs {
 TILE_RT_API tile_status tile_kernel_launch(tile_kernel_t kernel,
                                            const tile_arg *args, int32_t nargs,
                                            void *stream, tile_outputs *outs);
+
+/* ---- device memory and timing (C programs without a framework) --------- */
+/* Plain buffers and timers on `device` for programs that have no framework
+ * to allocate and time with (tile-run, C clients): kDLCPU is host memory and
+ * the steady clock; kDLCUDA goes through the runtime's CUDA driver layer
+ * (libcuda loaded at run time) in the device's primary context, which each
+ * call makes current for itself, and CUDA events. Other device types give
+ * TILE_STATUS_INVALID_ARGUMENT; no driver gives TILE_STATUS_NO_DEVICE. */
+TILE_RT_API tile_status tile_device_alloc(DLDevice device, size_t bytes,
+                                          void **ptr);
+/* NULL is ignored. */
+TILE_RT_API tile_status tile_device_free(DLDevice device, void *ptr);
+/* Blocking copies between host memory and `device`. */
+TILE_RT_API tile_status tile_device_copy_to_device(DLDevice device, void *dst,
+                                                   const void *src,
+                                                   size_t bytes);
+TILE_RT_API tile_status tile_device_copy_to_host(DLDevice device, void *dst,
+                                                 const void *src,
+                                                 size_t bytes);
+
+typedef struct tile_timer *tile_timer_t;
+TILE_RT_API tile_status tile_timer_create(DLDevice device, tile_timer_t *out);
+/* Marks the start on `stream` (NULL: the default stream). */
+TILE_RT_API tile_status tile_timer_start(tile_timer_t timer, void *stream);
+/* Marks the end on `stream`, waits for it and returns the microseconds
+ * between the marks on the device's clock. A failure of the timed work on
+ * the device (a kernel fault) surfaces here: TILE_STATUS_LAUNCH_FAILED. */
+TILE_RT_API tile_status tile_timer_stop(tile_timer_t timer, void *stream,
+                                        double *microseconds);
+/* NULL is ignored. */
+TILE_RT_API void tile_timer_release(tile_timer_t timer);
 
 /* Convenience constructors. */
 static inline tile_arg tile_arg_tensor(DLTensor *t) {

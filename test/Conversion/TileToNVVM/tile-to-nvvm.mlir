@@ -3,12 +3,12 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.isa.mlir
 // RUN: FileCheck %s --check-prefix=PTX-CPASYNC < %t.isa.mlir
 // RUN: FileCheck %s --check-prefix=PTX-LDMATRIX < %t.isa.mlir
-// RUN: tilec %tile_src_root/examples/gemm.mlir --target=cuda --chip=sm_80 --emit=llvm -o - | FileCheck %s --check-prefix=PTX80
+// RUN: tilec %tile_src_root/examples/gemm.mlir --target=cuda --chip=sm_80 --emit=ptx -o - | FileCheck %s --check-prefix=PTX80
 
 // Before serialization: the kernel in the NVVM dialect, with the default
 // (expanded memref descriptor) calling convention, 3 x (ptr, ptr, i64 offset,
 // 2 x i64 sizes, 2 x i64 strides). Then the PTX (format=isa, and tilec's
-// --emit=llvm for CUDA) has cp.async, ldmatrix and mma.sync.
+// --emit=ptx for CUDA) has cp.async, ldmatrix and mma.sync.
 // NVVM: gpu.module @gemm_module [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">]
 // NVVM: llvm.func @gemm_kernel(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) attributes {gpu.kernel, gpu.known_block_size = array<i32: 128, 1, 1>, nvvm.kernel
 // NVVM: nvvm.cp.async.shared.global

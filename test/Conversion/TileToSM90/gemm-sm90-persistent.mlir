@@ -1,7 +1,7 @@
 // RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 | FileCheck %s
 // RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 | FileCheck %s --check-prefix=AUTO256
 // RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="persistent=true" --convert-tile-gemm-to-sm90 | FileCheck %s --check-prefix=ON256
-// RUN: tilec %tile_src_root/examples/gemm.mlir --target=cuda --chip=sm_90a --emit=llvm -o %t.ptx
+// RUN: tilec %tile_src_root/examples/gemm.mlir --target=cuda --chip=sm_90a --emit=ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 
 // The persistent sm90 variant (tile-warp-specialize persistent=auto picks it

@@ -3,7 +3,7 @@
 // RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="schedule=pingpong" --convert-tile-gemm-to-sm90 | FileCheck %s --check-prefix=T128
 // RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="schedule=pingpong persistent=false" | FileCheck %s --check-prefix=OFF
 // RUN: not tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-warp-specialize="schedule=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=llvm -o %t.ptx "--pass-pipeline=tile-to-nvvm{chip=sm_90a features=+ptx80 format=none sm90-schedule=pingpong}"
+// RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=ptx -o %t.ptx "--pass-pipeline=tile-to-nvvm{chip=sm_90a features=+ptx80 format=none sm90-schedule=pingpong}"
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 
 // The ping-pong schedule (tile-warp-specialize schedule=pingpong; off by

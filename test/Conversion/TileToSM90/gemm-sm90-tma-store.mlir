@@ -3,10 +3,10 @@
 // RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="epilogue=tma persistent=false" | FileCheck %s --check-prefix=OFF
 // RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="epilogue=tma schedule=pingpong" | FileCheck %s --check-prefix=PP
 // RUN: not tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-warp-specialize="epilogue=bogus" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=llvm -o %t.ptx "--pass-pipeline=tile-to-nvvm{chip=sm_90a features=+ptx80 format=none sm90-epilogue=tma}"
+// RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=ptx -o %t.ptx "--pass-pipeline=tile-to-nvvm{chip=sm_90a features=+ptx80 format=none sm90-epilogue=tma}"
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize | FileCheck %s --check-prefix=DEFWS
-// RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=llvm -o %t.def.ptx
+// RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=ptx -o %t.def.ptx
 // RUN: FileCheck %s --check-prefix=DEFPTX < %t.def.ptx
 
 // The default compile of 128x256 tiles (16-bit C) asks for both kernels:

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TILE_COMPILER_METADATAHASH_H
-#define TILE_COMPILER_METADATAHASH_H
+#ifndef TILE_TARGET_METADATAHASH_H
+#define TILE_TARGET_METADATAHASH_H
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
@@ -31,4 +31,4 @@ LogicalResult addMetadataHashGlobal(Operation *symbolTable,
 
 } // namespace mlir::tile
 
-#endif // TILE_COMPILER_METADATAHASH_H
+#endif // TILE_TARGET_METADATAHASH_H

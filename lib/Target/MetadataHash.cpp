@@ -1,6 +1,6 @@
 //===- MetadataHash.cpp - bake the metadata hash into a kernel's code -----===//
 
-#include "tile/Compiler/MetadataHash.h"
+#include "tile/Target/MetadataHash.h"
 
 #include "tile/Runtime/Bundle.h"
 

@@ -1,0 +1,385 @@
+//===- CUDATarget.cpp - the NVIDIA GPU target -----------------------------===//
+//
+// The pipeline stops before serialization (format=none). Code generation
+// then serializes the gpu.module once, to PTX (MLIR's NVVM target: LLVM IR,
+// libdevice linked, NVPTX codegen), and assembles the cubin from that PTX
+// with ptxas itself: one LLVM code generation per compile, and ptxas is
+// found by tile's discovery (CUDAToolkit.h) with an error that says where it
+// looked. The host side is the generic native wrapper for CUDA tensors,
+// compiled for the host CPU by the shared host code generator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tile/Target/MetadataHash.h"
+#include "tile/Target/CUDA/CUDATarget.h"
+
+#include "tile/Conversion/HostWrapperBuilder.h"
+#include "tile/Conversion/TileToNVVM.h"
+#include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
+#include "tile/Target/CUDA/CUDAToolkit.h"
+#include "tile/Target/HostCodegen.h"
+#include "tile/Target/TargetBackend.h"
+#include "tile/Target/Toolchain.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/Targets.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+constexpr StringLiteral kTriple = "nvptx64-nvidia-cuda";
+constexpr StringLiteral kDefaultChip = "sm_80";
+/// The chips through Hopper are compiled with PTX ISA 8.0 (what the sm_90a
+/// kernels need, and what the GPU suite runs); later chips need a newer ISA
+/// than 8.0 (LLVM knows each one's minimum and uses it when no +ptxNN is
+/// given), so they get no default feature.
+constexpr StringLiteral kDefaultFeatures = "+ptx80";
+constexpr StringLiteral kPTX80Chips[] = {"sm_80", "sm_86", "sm_87",
+                                         "sm_89", "sm_90", "sm_90a"};
+/// The lowering uses cp.async, ldmatrix and mma.sync on bf16/tf32.
+constexpr unsigned kMinSM = 80;
+
+/// LLVM's NVPTX subtarget table (chips and features), or nullptr when this
+/// LLVM was built without NVPTX.
+const llvm::MCSubtargetInfo *nvptxSubtarget() {
+  static std::unique_ptr<llvm::MCSubtargetInfo> sti;
+  static std::once_flag once;
+  std::call_once(once, [] {
+#if LLVM_HAS_NVPTX_TARGET
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    std::string error;
+    llvm::Triple triple(kTriple);
+    if (const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error))
+      sti.reset(t->createMCSubtargetInfo(triple, "", ""));
+#endif
+  });
+  return sti.get();
+}
+
+/// "sm_90a" -> 90; 0 when not of the form sm_<N>[a|f].
+unsigned smVersion(StringRef chip) {
+  SmallVector<StringRef> m;
+  if (!llvm::Regex("^sm_([0-9]+)[af]?$").match(chip, &m))
+    return 0;
+  unsigned v = 0;
+  return m[1].getAsInteger(10, v) ? 0 : v;
+}
+
+/// The chips LLVM's NVPTX backend knows that the lowering supports.
+std::vector<std::string> supportedChips() {
+  std::vector<std::string> chips;
+  if (const llvm::MCSubtargetInfo *sti = nvptxSubtarget())
+    for (const llvm::SubtargetSubTypeKV &kv : sti->getAllProcessorDescriptions())
+      if (smVersion(kv.Key) >= kMinSM)
+        chips.push_back(kv.Key);
+  llvm::sort(chips, [](const std::string &a, const std::string &b) {
+    unsigned va = smVersion(a), vb = smVersion(b);
+    return va != vb ? va < vb : a < b;
+  });
+  return chips;
+}
+
+/// The kernel calls libdevice (math functions lower to __nv_* calls).
+bool callsLibdevice(ModuleOp module) {
+  bool calls = false;
+  module.walk([&](LLVM::LLVMFuncOp fn) {
+    if (fn.isExternal() && fn.getName().starts_with("__nv_"))
+      calls = true;
+  });
+  return calls;
+}
+
+/// The serialized object of the module's single gpu.binary.
+FailureOr<std::string> binaryObject(ModuleOp module) {
+  std::string out;
+  unsigned count = 0;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute a : binary.getObjects()) {
+      out = cast<gpu::ObjectAttr>(a).getObject().getValue().str();
+      ++count;
+    }
+  });
+  if (count != 1)
+    return module.emitError("expected one serialized GPU object, found ")
+               << count,
+           failure();
+  return out;
+}
+
+class CUDATarget final : public TargetBackend {
+public:
+  StringRef getName() const override { return "cuda"; }
+  StringRef getDescription() const override {
+    return "NVIDIA GPUs: cubin + PTX (sm_80 or newer), run through the CUDA "
+           "driver";
+  }
+  std::string getChipHelp() const override {
+    return "sm_80 (default), sm_86, sm_89, sm_90, sm_90a (adds the Hopper "
+           "TMA/wgmma GEMM variant), ...: any sm_XY[a] >= sm_80 that LLVM's "
+           "NVPTX backend knows";
+  }
+  ArrayRef<StringRef> getExecutionBackends() const override {
+    static const StringRef backends[] = {"ffi", "native"};
+    return backends;
+  }
+  ArrayRef<EmitKind> getEmitKinds() const override {
+    static const EmitKind kinds[] = {
+        {"llvm",
+         "optimized LLVM IR of the device code (NVPTX, libdevice linked)",
+         false, "ll"},
+        {"ptx", "PTX assembly of the device code", false, "ptx"},
+        {"cubin", "the device code assembled by ptxas for --chip", true,
+         "cubin"},
+        {"obj", "the device object: the cubin (same as --emit=cubin)", true,
+         "cubin"}};
+    return kinds;
+  }
+
+  std::string describeToolchain(const CompileOptions &options) const override {
+    return cuda::findPtxas(options.toolkitPath).describe() + "\n" +
+           cuda::findLibdevice(options.toolkitPath).describe() + "\n" +
+           findLinker().describe() + "\n";
+  }
+
+  void registerDialects(DialectRegistry &registry) const override {
+    registerTileNVVMDialects(registry);
+  }
+
+  LogicalResult validate(CompileOptions &options,
+                         Location loc) const override {
+    if (options.chip.empty())
+      options.chip = kDefaultChip.str();
+    if (options.features.empty() &&
+        llvm::is_contained(kPTX80Chips, options.chip))
+      options.features = kDefaultFeatures.str();
+    const llvm::MCSubtargetInfo *sti = nvptxSubtarget();
+    if (!sti)
+      return emitError(loc) << "this LLVM was built without the NVPTX "
+                               "backend: the cuda target is unavailable";
+    std::string chips = llvm::join(supportedChips(), ", ");
+    unsigned sm = smVersion(options.chip);
+    if (sm == 0)
+      return emitError(loc) << "unknown CUDA chip '" << options.chip
+                            << "' (expected sm_XY, one of: " << chips << ")";
+    if (sm < kMinSM)
+      return emitError(loc)
+             << "chip '" << options.chip
+             << "' is not supported by the cuda target: tile's NVIDIA "
+                "lowering needs sm_80 or newer (cp.async, ldmatrix, mma.sync "
+                "on bf16/tf32); supported: "
+             << chips;
+    if (!sti->isCPUStringValid(options.chip))
+      return emitError(loc) << "LLVM's NVPTX backend does not know chip '"
+                            << options.chip << "' (supported: " << chips
+                            << ")";
+    SmallVector<StringRef> features;
+    StringRef(options.features).split(features, ',', -1, false);
+    for (StringRef f : features) {
+      StringRef name = f.trim();
+      if (!name.consume_front("+") && !name.consume_front("-"))
+        return emitError(loc) << "target feature '" << f
+                              << "' must start with '+' or '-' (e.g. +ptx80)";
+      if (!llvm::any_of(sti->getAllProcessorFeatures(),
+                        [&](const llvm::SubtargetFeatureKV &kv) {
+                          return name == kv.Key;
+                        }))
+        return emitError(loc) << "unknown NVPTX feature '" << f
+                              << "' (PTX ISA versions: +ptx80, +ptx86, ...)";
+    }
+    return success();
+  }
+
+  void buildPipeline(OpPassManager &pm,
+                     const CompileOptions &options) const override {
+    TileToNVVMPipelineOptions pipeline;
+    pipeline.chip = options.chip;
+    pipeline.features = options.features;
+    pipeline.optLevel = std::min(options.optLevel, 3u);
+    pipeline.format = "none";
+    buildTileToNVVMPipeline(pm, pipeline);
+  }
+
+  LogicalResult generate(ModuleOp module, const CompileOptions &options,
+                         TargetOutput &out) const override;
+
+private:
+  FailureOr<std::string> serializeToPTX(ModuleOp module,
+                                        const CompileOptions &options,
+                                        std::string *deviceIR) const;
+  FailureOr<std::string> assemble(Location loc, StringRef ptx,
+                                  const CompileOptions &options) const;
+  LogicalResult buildNativeSharedObject(ModuleOp module,
+                                        const CompileOptions &options,
+                                        std::string &so) const;
+};
+
+FailureOr<std::string>
+CUDATarget::serializeToPTX(ModuleOp module, const CompileOptions &options,
+                           std::string *deviceIR) const {
+  // libdevice is linked when found; only a kernel that calls it needs it.
+  ToolSearch libdevice = cuda::findLibdevice(options.toolkitPath);
+  std::string toolkitRoot;
+  if (libdevice.found())
+    toolkitRoot = cuda::getToolkitRoot(libdevice.getPath());
+  else if (libdevice.failedRequired() || callsLibdevice(module))
+    return libdevice.emitNotFound(
+               module.getLoc(),
+               "The kernel calls math functions, which come from libdevice. " +
+                   cuda::getToolkitHint().str()),
+           failure();
+
+  std::optional<SymbolTable> table;
+  auto lazyTable = [&]() -> SymbolTable * {
+    if (!table)
+      table.emplace(module);
+    return &*table;
+  };
+  auto onOptimizedIR = [&](llvm::Module &m) {
+    if (!deviceIR)
+      return;
+    llvm::raw_string_ostream os(*deviceIR);
+    m.print(os, nullptr);
+  };
+  gpu::TargetOptions targetOptions(
+      toolkitRoot, /*librariesToLink=*/{}, /*cmdOptions=*/"",
+      /*elfSection=*/"", gpu::CompilationTarget::Assembly, lazyTable,
+      /*initialLlvmIRCallback=*/{}, /*linkedLlvmIRCallback=*/{},
+      onOptimizedIR);
+  if (failed(gpu::transformGpuModulesToBinaries(module, nullptr,
+                                                targetOptions)))
+    return failure();
+  return binaryObject(module);
+}
+
+FailureOr<std::string> CUDATarget::assemble(Location loc, StringRef ptx,
+                                            const CompileOptions &options) const {
+  ToolSearch ptxas = cuda::findPtxas(options.toolkitPath);
+  if (!ptxas.found())
+    return ptxas.emitNotFound(loc, "ptxas assembles the cubin (--emit=ptx "
+                                   "needs none). " +
+                                       cuda::getToolkitHint().str()),
+           failure();
+  SmallString<128> ptxPath, cubinPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("tile-kernel", "ptx", fd, ptxPath) ||
+      llvm::sys::fs::createTemporaryFile("tile-kernel", "cubin", cubinPath))
+    return emitError(loc) << "cannot create a temporary file", failure();
+  llvm::FileRemover ptxRemover(ptxPath), cubinRemover(cubinPath);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  // The arguments MLIR's NVVM serializer passes for format=bin.
+  std::string optLevel = std::to_string(std::min(options.optLevel, 3u));
+  StringRef program = ptxas.getPath();
+  SmallVector<StringRef> args = {program,   "-arch",       options.chip,
+                                 ptxPath,   "-o",          cubinPath,
+                                 "--opt-level", optLevel};
+  std::string log;
+  int rc = runTool(program, args, log);
+  if (rc != 0)
+    return emitError(loc) << "ptxas (" << program << ") failed with exit code "
+                          << rc << " for " << options.chip << ":\n"
+                          << StringRef(log).trim(),
+           failure();
+  auto buffer = llvm::MemoryBuffer::getFile(cubinPath);
+  if (!buffer)
+    return emitError(loc) << "cannot read the cubin ptxas wrote", failure();
+  return (*buffer)->getBuffer().str();
+}
+
+LogicalResult
+CUDATarget::buildNativeSharedObject(ModuleOp module,
+                                    const CompileOptions &options,
+                                    std::string &so) const {
+  Location loc = module.getLoc();
+  auto md = getAttachedMetadata(module);
+  if (failed(md))
+    return failure();
+  OwningOpRef<ModuleOp> host = ModuleOp::create(loc);
+  if (failed(buildNativeWrapper(*host, *md, kDLCUDA)) ||
+      failed(addMetadataHashGlobal(*host, md->name,
+                                   md->toJSONString(/*pretty=*/true))))
+    return failure();
+  auto tm = HostTargetMachine::create(loc, "host", "", options.optLevel);
+  if (failed(tm))
+    return failure();
+  std::string object;
+  if (failed(tm->compile(*host, md->name, options.optLevel, nullptr, &object)))
+    return failure();
+  return linkSharedObject(loc, object, so);
+}
+
+LogicalResult CUDATarget::generate(ModuleOp module,
+                                   const CompileOptions &options,
+                                   TargetOutput &out) const {
+  Location loc = module.getLoc();
+  StringRef emit = options.emit;
+  // The metadata hash in every device module: the runtime reads it with
+  // cuModuleGetGlobal and compares it with the bundle's metadata.
+  auto md = getAttachedMetadata(module);
+  if (failed(md))
+    return failure();
+  std::string metadataJSON = md->toJSONString(/*pretty=*/true);
+  WalkResult hashed = module.walk([&](gpu::GPUModuleOp gpuModule) {
+    return failed(addMetadataHashGlobal(gpuModule, md->name, metadataJSON,
+                                        /*addressSpace=*/1))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (hashed.wasInterrupted())
+    return failure();
+  auto ptx = serializeToPTX(module, options,
+                            emit == "llvm" ? &out.artifact : nullptr);
+  if (failed(ptx))
+    return failure();
+  if (emit == "llvm")
+    return success();
+  if (emit == "ptx") {
+    out.artifact = std::move(*ptx);
+    return success();
+  }
+  auto cubin = assemble(loc, *ptx, options);
+  if (failed(cubin))
+    return failure();
+  if (emit == "cubin" || emit == "obj") {
+    out.artifact = std::move(*cubin);
+    return success();
+  }
+  out.sections.push_back({"cubin", std::move(*cubin)});
+  out.sections.push_back({"ptx", std::move(*ptx)});
+  if (llvm::is_contained(options.backends, "native")) {
+    std::string so;
+    if (failed(buildNativeSharedObject(module, options, so)))
+      return failure();
+    out.sections.push_back({"native.so", std::move(so)});
+  }
+  return success();
+}
+
+} // namespace
+
+void mlir::tile::registerCUDATarget() {
+  registerTarget(std::make_unique<CUDATarget>());
+}

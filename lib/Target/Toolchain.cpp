@@ -1,0 +1,175 @@
+//===- Toolchain.cpp - find and run the external tools of a target --------===//
+
+#include "tile/Target/Toolchain.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::tile;
+
+// Set by CMake (lib/Target/CMakeLists.txt): where LLVM's tools were found
+// when tile was built, and LLVM's major version (ld.lld-22).
+#ifndef TILE_LLVM_TOOLS_DIR
+#define TILE_LLVM_TOOLS_DIR ""
+#endif
+#ifndef TILE_LLVM_VERSION_MAJOR
+#define TILE_LLVM_VERSION_MAJOR ""
+#endif
+
+std::string mlir::tile::getEnv(StringRef name) {
+  const char *v = std::getenv(name.str().c_str());
+  return v ? std::string(v) : std::string();
+}
+
+bool ToolSearch::tryPath(StringRef how, StringRef path, StringRef relative,
+                         bool required) {
+  if (found() || failedRequired())
+    return found();
+  if (path.empty()) {
+    places.push_back((how + " (unset)").str());
+    return false;
+  }
+  SmallString<256> candidate(path);
+  if (!relative.empty())
+    llvm::sys::path::append(candidate, relative);
+  bool ok = executable ? llvm::sys::fs::can_execute(candidate)
+                             : llvm::sys::fs::is_regular_file(candidate);
+  if (ok) {
+    places.push_back((how + ": " + candidate).str());
+    result = std::string(candidate);
+    return true;
+  }
+  std::string place = (how + ": " + candidate + " (missing)").str();
+  places.push_back(place);
+  if (required)
+    requiredError = (how + " is set, but " + candidate + " is not " +
+                     (executable ? "an executable" : "a file"))
+                        .str();
+  return false;
+}
+
+bool ToolSearch::tryPATH(ArrayRef<StringRef> names) {
+  if (found() || failedRequired())
+    return found();
+  for (StringRef name : names) {
+    if (auto p = llvm::sys::findProgramByName(name)) {
+      places.push_back(("PATH: " + *p));
+      result = *p;
+      return true;
+    }
+  }
+  places.push_back("PATH (no " + llvm::join(names, ", ") + ")");
+  return false;
+}
+
+std::string ToolSearch::describe() const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << what << ": ";
+  if (failedRequired())
+    os << "error: " << requiredError;
+  else if (found())
+    os << *result;
+  else
+    os << "not found";
+  for (size_t i = 0; i < places.size(); ++i)
+    os << "\n  " << (i + 1) << ". " << places[i];
+  return out;
+}
+
+LogicalResult ToolSearch::emitNotFound(Location loc, StringRef hint) const {
+  InFlightDiagnostic diag = emitError(loc);
+  if (failedRequired())
+    diag << requiredError;
+  else
+    diag << what << " not found; looked in, in order: "
+         << llvm::join(places, "; ");
+  if (!hint.empty())
+    diag << ". " << hint;
+  return diag;
+}
+
+int mlir::tile::runTool(StringRef program, ArrayRef<StringRef> args,
+                        std::string &log) {
+  SmallString<128> logPath;
+  if (llvm::sys::fs::createTemporaryFile("tile-tool", "log", logPath)) {
+    log = "cannot create a temporary file";
+    return -1;
+  }
+  llvm::FileRemover logRemover(logPath);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
+  std::string errorMessage;
+  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects,
+                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                                     &errorMessage);
+  if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
+    log = (*buffer)->getBuffer().str();
+  if (!errorMessage.empty())
+    log += errorMessage;
+  return rc;
+}
+
+ToolSearch mlir::tile::findLinker() {
+  ToolSearch search("ld.lld");
+  std::string env = getEnv("TILE_LD_LLD");
+  if (!env.empty()) {
+    search.tryPath("$TILE_LD_LLD", env, "", /*required=*/true);
+    return search;
+  }
+  search.tryPath("$TILE_LD_LLD", "");
+  StringRef major = TILE_LLVM_VERSION_MAJOR;
+  std::string versioned = ("ld.lld-" + major).str();
+  search.tryPath("LLVM tools directory found by CMake", TILE_LLVM_TOOLS_DIR,
+                 "ld.lld");
+  if (major.empty())
+    search.tryPATH({"ld.lld"});
+  else
+    search.tryPATH({versioned, "ld.lld"});
+  return search;
+}
+
+LogicalResult mlir::tile::linkSharedObject(Location loc, StringRef object,
+                                           std::string &sharedObject) {
+  ToolSearch lld = findLinker();
+  if (!lld.found())
+    return lld.emitNotFound(loc, "ld.lld links the host code's shared object: "
+                                 "install lld (Debian: lld-22) or set "
+                                 "TILE_LD_LLD=/path/to/ld.lld");
+  SmallString<128> objPath, soPath;
+  int objFd;
+  if (llvm::sys::fs::createTemporaryFile("tile-kernel", "o", objFd, objPath))
+    return emitError(loc) << "cannot create a temporary file";
+  {
+    llvm::raw_fd_ostream os(objFd, /*shouldClose=*/true);
+    os << object;
+  }
+  llvm::FileRemover objRemover(objPath);
+  if (llvm::sys::fs::createTemporaryFile("tile-kernel", "so", soPath))
+    return emitError(loc) << "cannot create a temporary file";
+  llvm::FileRemover soRemover(soPath);
+  std::string log;
+  StringRef program = lld.getPath();
+  SmallVector<StringRef> args = {program, "-shared", "--gc-sections", "-O2",
+                                 "-o",    soPath,    objPath};
+  int rc = runTool(program, args, log);
+  if (rc != 0)
+    return emitError(loc) << "linking the kernel's shared object failed ("
+                          << program << " exited with " << rc << "): "
+                          << StringRef(log).trim();
+  auto buffer = llvm::MemoryBuffer::getFile(soPath);
+  if (!buffer)
+    return emitError(loc) << "cannot read the linked shared object";
+  sharedObject = (*buffer)->getBuffer().str();
+  return success();
+}
