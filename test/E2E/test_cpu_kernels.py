@@ -164,6 +164,55 @@ def test_example_elementwise_add(compile_kernel, tmp_path, backend, n):
     np.testing.assert_array_equal(outs["C"], a + b)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("batch,m,n,k", [(3, 70, 45, 33), (2, 128, 64, 96),
+                                         (1, 1, 1, 1), (5, 17, 130, 8)])
+def test_example_batched_gemm(compile_kernel, tmp_path, backend, batch, m, n,
+                              k):
+    bundle = compile_kernel((EXAMPLES / "batched_gemm.mlir").read_text())
+    r = rng(10)
+    a = round_to(r.standard_normal((batch, m, k)), "f16").astype(np.float16)
+    b = round_to(r.standard_normal((batch, k, n)), "f16").astype(np.float16)
+    out = bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"]
+    ref = np.stack([ref_matmul(a[i], b[i]) for i in range(batch)])
+    assert rel_error(out, ref) < 2e-3
+
+
+# --------------------------------------------------------------------------
+# Rank-reducing copies and views of kernel parameters.
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("b,h,s,d", [(2, 3, 77, 40), (1, 2, 64, 64),
+                                     (2, 1, 5, 3)])
+def test_attention_scores_bhsd(compile_kernel, tmp_path, backend, b, h, s, d):
+    bundle = compile_kernel((KERNELS / "attention_scores.mlir").read_text())
+    r = rng(11)
+    q = round_to(r.standard_normal((b, h, s, d)), "f16").astype(np.float16)
+    # K in the [B, S, H, D] layout.
+    k = round_to(r.standard_normal((b, s, h, d)), "f16").astype(np.float16)
+    scale = 0.125
+    out = bundle.run(tmp_path, {"Q": q, "K": k}, backend,
+                     scalars={"scale": scale})["S"]
+    kt = k.transpose(0, 2, 3, 1)  # [B, H, D, S]
+    ref = np.stack([np.stack([ref_matmul(q[i, j], kt[i, j]) for j in range(h)])
+                    for i in range(b)]) * scale
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("b,m,n", [(3, 45, 70), (1, 32, 32), (2, 1, 33)])
+def test_global_views(compile_kernel, tmp_path, backend, b, m, n):
+    bundle = compile_kernel((KERNELS / "global_views.mlir").read_text())
+    r = rng(12)
+    x = r.standard_normal((b, m, n)).astype(np.float32)
+    y = r.standard_normal((b, m, n)).astype(np.float32)
+    z = r.standard_normal((b, m, n)).astype(np.float32)
+    outs = bundle.run(tmp_path, {"X": x, "Y": y, "Z": z}, backend)
+    np.testing.assert_array_equal(outs["Y"], x + 1)
+    np.testing.assert_array_equal(outs["Z"], x + 1)
+
+
 # --------------------------------------------------------------------------
 # reduce: every kind, with and without clear, f32 and i32.
 # --------------------------------------------------------------------------

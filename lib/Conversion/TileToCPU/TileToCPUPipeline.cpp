@@ -29,6 +29,9 @@ void mlir::tile::buildTileToCPUPipeline(OpPassManager &pm,
   // when the runtime loads the kernel's shared object.
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // Views of kernel parameters (memref.subview, collapse/expand_shape) leave
+  // affine.apply offset and stride arithmetic.
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -39,16 +39,20 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
   Type srcElt = cast<MemRefType>(src.getType()).getElementType();
   Type dstElt = cast<MemRefType>(dst.getType()).getElementType();
   ArrayRef<int64_t> shape = sb ? sb->type.getShape() : db->type.getShape();
+  // Tile indices are of the on-chip rank; a rank-reducing copy's global
+  // side gets a zero offset in each dropped (unit) dim.
   auto read = [&](ValueRange idx) -> Value {
     Value v = sb ? loadOnChip(*sb, idx)
-                 : loadGlobal(src, op.getSourceIndices(), idx, srcElt);
+                 : loadGlobal(src, op.getSourceIndices(),
+                              op.expandTileIndex(idx, cst(0)), srcElt);
     return convert(v, dstElt);
   };
   auto write = [&](ValueRange idx, Value v) {
     if (db)
       storeOnChip(*db, idx, v);
     else
-      storeGlobal(dst, op.getTargetIndices(), idx, v);
+      storeGlobal(dst, op.getTargetIndices(),
+                  op.expandTileIndex(idx, cst(0)), v);
   };
   bool dstShared = db && db->scope == MemoryScope::shared;
   // A software-pipeline producer: only issues the copy (the pipeline
@@ -127,8 +131,13 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
 
   if (dstShared && !async)
     barrier();
+  // The paired vector stores need a row-major (identity layout) target
+  // whose last dim holds the tile's columns (not a dropped unit dim).
+  int64_t dstRank = cast<MemRefType>(dst.getType()).getRank();
   auto mmaTiling =
-      sb && sb->scope == MemoryScope::fragment && !db && shape.size() == 2
+      sb && sb->scope == MemoryScope::fragment && !db && shape.size() == 2 &&
+              cast<MemRefType>(dst.getType()).getLayout().isIdentity() &&
+              op.getGlobalDim(1) == dstRank - 1
           ? matchMmaAccumulatorLayout(sb->layout, shape)
           : std::nullopt;
   Type dstT = dstElt;
@@ -138,11 +147,12 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     // of one row: one 2-element vector store when both are in bounds and
     // the global tensor's rows, the start column and the base are aligned
     // to 2 elements (checked once); otherwise two predicated scalar stores.
+    // A rank-reducing target: the row is global dim getGlobalDim(0), and
+    // the dropped dims' starts are bounds-checked with the pair.
     int64_t pairBytes = 2 * dstT.getIntOrFloatBitWidth() / 8;
     Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dst);
-    Value cols = memref::DimOp::create(b, loc, dst, 1);
-    Value rows = memref::DimOp::create(b, loc, dst, 0);
-    Value startI = op.getTargetIndices()[0], startJ = op.getTargetIndices()[1];
+    Value cols = memref::DimOp::create(b, loc, dst, dstRank - 1);
+    Value startJ = op.getTargetIndices().back();
     auto isZero = [&](Value v) -> Value {
       return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v,
                                    cst(0));
@@ -155,13 +165,13 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     auto vecType = VectorType::get({2}, dstT);
     for (int64_t p = 0; p < sb->registers / 2; ++p) {
       SmallVector<Value> idx = fragmentIndex(*sb, cst(2 * p), 2 * p);
-      Value gi = arith::AddIOp::create(b, loc, startI, idx[0]);
-      Value gj = arith::AddIOp::create(b, loc, startJ, idx[1]);
-      Value gj1 = arith::AddIOp::create(b, loc, gj, cst(1));
-      Value both = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gi, rows),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gj1, cols));
+      SmallVector<Value> gidx;
+      for (auto [s, i] : llvm::zip(op.getTargetIndices(),
+                                   op.expandTileIndex(idx, cst(0))))
+        gidx.push_back(arith::AddIOp::create(b, loc, s, i));
+      SmallVector<Value> gidx1(gidx);
+      gidx1.back() = arith::AddIOp::create(b, loc, gidx.back(), cst(1));
+      Value both = inBounds(dst, gidx1);
       Value v0 = convert(loadRegister(*sb, cst(2 * p)), dstT);
       Value v1 = convert(loadRegister(*sb, cst(2 * p + 1)), dstT);
       auto ifOp = scf::IfOp::create(
@@ -171,15 +181,16 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value vec = vector::FromElementsOp::create(b, loc, vecType,
                                                  ValueRange{v0, v1});
-      vector::StoreOp::create(b, loc, vec, dst, ValueRange{gi, gj},
+      vector::StoreOp::create(b, loc, vec, dst, gidx,
                               /*nontemporal=*/false,
                               llvm::MaybeAlign(pairBytes));
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      SmallVector<Value> i0 = {idx[0], idx[1]};
       SmallVector<Value> i1 = {idx[0],
                                arith::AddIOp::create(b, loc, idx[1], cst(1))};
-      storeGlobal(dst, op.getTargetIndices(), i0, v0);
-      storeGlobal(dst, op.getTargetIndices(), i1, v1);
+      storeGlobal(dst, op.getTargetIndices(), op.expandTileIndex(idx, cst(0)),
+                  v0);
+      storeGlobal(dst, op.getTargetIndices(), op.expandTileIndex(i1, cst(0)),
+                  v1);
     }
   } else if (sb && sb->scope == MemoryScope::fragment) {
     // Out of a fragment: each element is written by its canonical owner.

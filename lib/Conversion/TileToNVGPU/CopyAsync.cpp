@@ -31,6 +31,11 @@ mlir::tile::nvgpu_lowering::copyAsyncVector(KernelLowering &kl, CopyOp op) {
   if (smVersion(kl.chip) < 80 || srcType.getElementType() != elt ||
       !elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() < 8)
     return std::nullopt;
+  // 16-byte chunks along the tile's last dim must be contiguous in a
+  // row-major source: its last dim is not a dropped unit dim (drop_dims).
+  if (!srcType.getLayout().isIdentity() ||
+      op.getGlobalDim(db->type.getRank() - 1) != srcType.getRank() - 1)
+    return std::nullopt;
   int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
   int64_t vec = 16 / eltBytes;
   if (db->type.getShape().back() % vec)
@@ -70,7 +75,8 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
   Value src = op.getSource();
   int64_t vec = *maybeVec;
   ArrayRef<int64_t> shape = db->type.getShape();
-  int64_t rank = shape.size();
+  // The global rank (a rank-reducing copy's source has more dims).
+  int64_t rank = cast<MemRefType>(src.getType()).getRank();
   Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
   // A producer of a versioned pipeline (lowerPipelined) is aligned for the
   // whole loop: no check here; `guard` false makes every chunk zero-byte.
@@ -120,11 +126,12 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
     forEachChunk([&](Value c) {
       Value first = arith::MulIOp::create(b, loc, c, kl.cst(vec));
       SmallVector<Value> idx = kl.delinearize(shape, first);
+      SmallVector<Value> offsets = op.expandTileIndex(idx, kl.cst(0));
       SmallVector<Value> gidx;
       Value rowOk = guard;
       for (int64_t d = 0; d < rank; ++d) {
         Value gd = arith::AddIOp::create(b, loc, op.getSourceIndices()[d],
-                                         idx[d]);
+                                         offsets[d]);
         gidx.push_back(gd);
         if (d == rank - 1)
           break;

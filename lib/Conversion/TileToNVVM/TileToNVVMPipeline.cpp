@@ -58,6 +58,9 @@ void mlir::tile::buildTileToNVVMPipeline(
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // Views of kernel parameters (memref.subview, collapse/expand_shape) leave
+  // affine.apply offset and stride arithmetic.
+  pm.addPass(createLowerAffinePass());
   GpuNVVMAttachTargetOptions target;
   target.chip = opts.chip;
   target.features = opts.features;

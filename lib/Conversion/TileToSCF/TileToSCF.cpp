@@ -97,10 +97,14 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
     Type srcElt = srcType.getElementType(), dstElt = dstType.getElementType();
     buildTileLoops(rewriter, loc, shape, [&](OpBuilder &b, Location l,
                                              ValueRange ivs) {
+      // The global side's offsets into the tile: a rank-reducing copy has a
+      // zero offset in every dropped (unit) dim.
+      SmallVector<Value> globalIvs = op.expandTileIndex(
+          ivs, arith::ConstantIndexOp::create(b, l, 0));
       Value value;
       if (srcGlobal) {
-        auto [idxTmp1, okTmp1] = globalIndices(b, l, op.getSource(),
-                                       op.getSourceIndices(), ivs, srcDims);
+        auto [idxTmp1, okTmp1] = globalIndices(
+            b, l, op.getSource(), op.getSourceIndices(), globalIvs, srcDims);
         SmallVector<Value> idx = idxTmp1;
         Value ok = okTmp1;
         auto ifOp = scf::IfOp::create(
@@ -118,8 +122,8 @@ struct CopyToLoops : OpRewritePattern<CopyOp> {
       }
       value = convertElement(b, l, value, dstElt);
       if (dstGlobal) {
-        auto [idxTmp2, okTmp2] = globalIndices(b, l, op.getTarget(),
-                                       op.getTargetIndices(), ivs, dstDims);
+        auto [idxTmp2, okTmp2] = globalIndices(
+            b, l, op.getTarget(), op.getTargetIndices(), globalIvs, dstDims);
         SmallVector<Value> idx = idxTmp2;
         Value ok = okTmp2;
         scf::IfOp::create(b, l, ok, [&](OpBuilder &tb, Location tl) {

@@ -26,6 +26,39 @@ func.func @copy_global_to_shared(%A: memref<?x?xf16>, %i: index, %j: index) {
 
 // -----
 
+// A rank-reducing copy indexes the dropped (unit) dims at their start and
+// bounds-checks them like the others.
+// CHECK-LABEL: func.func @copy_drop_dims
+// CHECK-SAME: (%[[Q:[^:]+]]: memref<?x?x?x?xf16>, %[[B:[^:]+]]: index, %[[H:[^:]+]]: index, %[[M:[^:]+]]: index)
+// CHECK:      %[[S:.+]] = tile.alloc
+// CHECK:      scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step
+// CHECK:        scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step
+// CHECK:          %[[G0:.+]] = arith.addi %[[B]], %{{.+}}
+// CHECK:          %[[G1:.+]] = arith.addi %[[H]], %{{.+}}
+// CHECK:          %[[G2:.+]] = arith.addi %[[M]], %[[I]]
+// CHECK:          %[[G3:.+]] = arith.addi %{{.+}}, %[[J]]
+// CHECK:          memref.load %[[Q]][%[[G0]], %[[G1]], %[[G2]], %[[G3]]] : memref<?x?x?x?xf16>
+// CHECK:          memref.store %{{.+}}, %[[S]][%[[I]], %[[J]]]
+// CHECK:      scf.for %[[I2:.+]] = %{{.+}} to %{{.+}} step
+// CHECK:        scf.for %[[J2:.+]] = %{{.+}} to %{{.+}} step
+// CHECK:          %[[G4:.+]] = arith.addi %[[B]], %{{.+}}
+// CHECK:          %[[G5:.+]] = arith.addi %[[M]], %[[I2]]
+// CHECK:          %[[G6:.+]] = arith.addi %[[H]], %{{.+}}
+// CHECK:          memref.store %{{.+}}, %[[Q]][%[[G4]], %[[G5]], %[[G6]], %{{.+}}] : memref<?x?x?x?xf16>
+// CHECK-NOT:  tile.copy
+func.func @copy_drop_dims(%Q: memref<?x?x?x?xf16>, %b: index, %h: index, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %s = tile.alloc : memref<16x8xf16, #tile.scope<shared>>
+    tile.copy %Q[%b, %h, %m, %c0] to %s drop_dims [0, 1] : memref<?x?x?x?xf16> to memref<16x8xf16, #tile.scope<shared>>
+    tile.copy %s to %Q[%b, %m, %h, %c0] drop_dims [0, 2] : memref<16x8xf16, #tile.scope<shared>> to memref<?x?x?x?xf16>
+  }
+  return
+}
+
+// -----
+
 // A fragment->global copy converts and drops out-of-bounds writes.
 // CHECK-LABEL: func.func @copy_fragment_to_global
 func.func @copy_fragment_to_global(%C: memref<?xf16>, %i: index) {

@@ -117,6 +117,38 @@ func.func @partial_k(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf1
 
 // -----
 
+// Not specialized: a batched GEMM's rank-reducing copies (the TMA path is
+// 2-D); the remark names the copy and why.
+
+// CHECK-LABEL: func.func @batched
+// CHECK-NOT: sm90.warp_specialize
+func.func @batched(%A: memref<?x?x?xf16>, %B: memref<?x?x?xf16>, %C: memref<?x?x?xf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c31 = arith.constant 31 : index
+  %K = memref.dim %A, %c1 : memref<?x?x?xf16>
+  %kp = arith.addi %K, %c31 : index
+  %nk = arith.divui %kp, %c32 : index
+  tile.launch blocks(%bx, %bz) in (%c1, %c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{not warp-specialized: the 'tile.copy' of A is rank-reducing (drop_dims); the TMA path takes rank-2 A and B tensors}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%bz, %c0, %k0] to %As drop_dims [0] : memref<?x?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%bz, %k0, %c0] to %Bs drop_dims [0] : memref<?x?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%bz, %c0, %c0] drop_dims [0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?x?xf16>
+  }
+  return
+}
+
+// -----
+
 // Not specialized: the loop body does more than copy and multiply.
 
 // CHECK-LABEL: func.func @extra_work

@@ -504,6 +504,63 @@ func.func @f(%A: memref<?x?xf16>, %D: memref<?x32xf16, #tile.scope<shared>>, %m:
 
 // -----
 
+func.func @f(%m: index) {
+  tile.launch blocks(%bx) in (%m) threads(128) {
+    %S = tile.alloc : memref<64x32xf16, #tile.scope<shared>>
+    %F = tile.alloc : memref<64x32xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{drop_dims names dims of a global side; both sides are on-chip}}
+    tile.copy %S to %F drop_dims [0] : memref<64x32xf16, #tile.scope<shared>> to memref<64x32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%Q: memref<?x?x?x?xf16>, %m: index) {
+  tile.launch blocks(%bx) in (%m) threads(128) {
+    %S = tile.alloc : memref<64x32xf16, #tile.scope<shared>>
+    // expected-error @+1 {{drop_dims entry 4 is not a dim of the rank-4 global source}}
+    tile.copy %Q[%m, %m, %m, %m] to %S drop_dims [1, 4] : memref<?x?x?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%Q: memref<?x?x?x?xf16>, %m: index) {
+  tile.launch blocks(%bx) in (%m) threads(128) {
+    %S = tile.alloc : memref<64x32xf16, #tile.scope<shared>>
+    // expected-error @+1 {{drop_dims must be strictly increasing}}
+    tile.copy %Q[%m, %m, %m, %m] to %S drop_dims [1, 0] : memref<?x?x?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%Q: memref<?x?x?x?xf16>, %m: index) {
+  tile.launch blocks(%bx) in (%m) threads(128) {
+    %F = tile.alloc : memref<64x32xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{the rank-4 global side less 1 dropped dims has rank 3 but the on-chip side has rank 2}}
+    tile.copy %F to %Q[%m, %m, %m, %m] drop_dims [0] : memref<64x32xf32, #tile.scope<fragment>> to memref<?x?x?x?xf16>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%Q: memref<?x?x?xf16>, %m: index) {
+  tile.launch blocks(%bx) in (%m) threads(128) {
+    %S = tile.alloc : memref<1x64x32xf16, #tile.scope<shared>>
+    %V = memref.collapse_shape %S [[0, 1], [2]] : memref<1x64x32xf16, #tile.scope<shared>> into memref<64x32xf16, #tile.scope<shared>>
+    // expected-error @+1 {{the on-chip target must be a tile.alloc buffer, not a view ('memref.collapse_shape'); to drop unit dims of a global tensor use drop_dims}}
+    tile.copy %Q[%m, %m, %m] to %V drop_dims [0] : memref<?x?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
 func.func @f(%A: memref<?x?xf16>, %S: memref<64x32xf16, #tile.scope<shared>>, %m: index) {
   // expected-error @+1 {{'tile.copy' op must be nested in a tile.launch}}
   tile.copy %A[%m, %m] to %S : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>

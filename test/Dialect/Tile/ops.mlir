@@ -92,6 +92,27 @@ func.func @copy(%A: memref<?x?xf16>, %C: memref<?x?xf16>, %m: index, %k: index) 
 
 // -----
 
+// A rank-reducing copy: Q[b, h, m:m+64, 0:128] of a [B, H, S, D] tensor and
+// back; a strided view of a kernel parameter as a global side.
+// CHECK-LABEL: func.func @copy_drop_dims
+// CHECK: tile.copy %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] to %{{.+}} drop_dims [0, 1] : memref<?x?x?x?xf16> to memref<64x128xf16, #tile.scope<shared>>
+// CHECK: tile.copy %{{.+}} to %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] drop_dims [0, 2] : memref<64x128xf32, #tile.scope<fragment>> to memref<?x?x?x?xf16>
+// CHECK: tile.copy %{{.+}}[%{{.+}}, %{{.+}}] to %{{.+}} : memref<?x?xf16, strided<[?, 1], offset: ?>> to memref<64x128xf16, #tile.scope<shared>>
+func.func @copy_drop_dims(%Q: memref<?x?x?x?xf16>, %b: index, %h: index, %m: index) {
+  %c0 = arith.constant 0 : index
+  tile.launch blocks(%bx) in (%m) threads(128) {
+    %Qs = tile.alloc : memref<64x128xf16, #tile.scope<shared>>
+    %Qf = tile.alloc : memref<64x128xf32, #tile.scope<fragment>>
+    tile.copy %Q[%b, %h, %m, %c0] to %Qs drop_dims [0, 1] : memref<?x?x?x?xf16> to memref<64x128xf16, #tile.scope<shared>>
+    tile.copy %Qf to %Q[%b, %m, %h, %c0] drop_dims [0, 2] : memref<64x128xf32, #tile.scope<fragment>> to memref<?x?x?x?xf16>
+    %V = memref.subview %Q[%b, %h, 0, 0] [1, 1, %m, %m] [1, 1, 1, 1] : memref<?x?x?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
+    tile.copy %V[%m, %c0] to %Qs : memref<?x?xf16, strided<[?, 1], offset: ?>> to memref<64x128xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
 // CHECK-LABEL: func.func @copy_int_convert
 // CHECK: tile.copy %{{.+}}[%{{.+}}] to %{{.+}} : memref<?xi8> to memref<256xi32, #tile.scope<fragment>>
 func.func @copy_int_convert(%X: memref<?xi8>, %i: index) {

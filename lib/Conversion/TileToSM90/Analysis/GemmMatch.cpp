@@ -137,6 +137,13 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
 
   m.A = m.copyA.getSource();
   m.B = m.copyB.getSource();
+  // The TMA descriptors and the persistent tile walk are 2-D: a batched
+  // GEMM's rank-reducing copies (drop_dims) keep the sm_80 lowering.
+  if (m.copyA.isRankReducing() || m.copyB.isRankReducing())
+    return fail(Twine("the 'tile.copy' of ") +
+                (m.copyA.isRankReducing() ? "A" : "B") +
+                " is rank-reducing (drop_dims); the TMA path takes rank-2 "
+                "A and B tensors");
   if (!isGlobalMatrix(m.A) || !isGlobalMatrix(m.B))
     return fail("A and B must be row-major rank-2 kernel arguments");
   auto aTy = cast<MemRefType>(g.getA().getType());
@@ -213,6 +220,9 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   if (m.aAlloc.getLayoutAttr() || m.bAlloc.getLayoutAttr() ||
       m.cAlloc.getLayoutAttr())
     return fail("user-specified layouts");
+  if (m.copyOut.isRankReducing())
+    return fail("the 'tile.copy' of C is rank-reducing (drop_dims); the TMA "
+                "path takes a rank-2 C tensor");
   m.C = m.copyOut.getTarget();
   auto cOutTy = dyn_cast<MemRefType>(m.C.getType());
   if (!cOutTy || !isGlobal(cOutTy) || cOutTy.getRank() != 2 ||

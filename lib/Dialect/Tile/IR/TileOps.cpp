@@ -228,6 +228,58 @@ LogicalResult AllocOp::verify() {
 // CopyOp
 //===----------------------------------------------------------------------===//
 
+Value CopyOp::getGlobal() {
+  if (!isOnChip(cast<MemRefType>(getSource().getType())))
+    return getSource();
+  if (!isOnChip(cast<MemRefType>(getTarget().getType())))
+    return getTarget();
+  return {};
+}
+
+OperandRange CopyOp::getGlobalIndices() {
+  return getGlobal() == getSource() ? getSourceIndices() : getTargetIndices();
+}
+
+MemRefType CopyOp::getTileType() {
+  Value onChip = getGlobal() == getSource() ? getTarget() : getSource();
+  return cast<MemRefType>(onChip.getType());
+}
+
+bool CopyOp::isRankReducing() {
+  return getDropDims() && !getDropDims()->empty();
+}
+
+SmallVector<int64_t> CopyOp::getGlobalTileShape() {
+  SmallVector<int64_t> shape(getTileType().getShape());
+  if (auto drop = getDropDims())
+    for (int64_t d : *drop)
+      shape.insert(shape.begin() + d, 1);
+  return shape;
+}
+
+SmallVector<Value> CopyOp::expandTileIndex(ValueRange tileIndex, Value zero) {
+  SmallVector<Value> idx(tileIndex);
+  if (auto drop = getDropDims())
+    for (int64_t d : *drop)
+      idx.insert(idx.begin() + d, zero);
+  return idx;
+}
+
+int64_t CopyOp::getGlobalDim(int64_t d) {
+  if (auto drop = getDropDims())
+    for (int64_t dropped : *drop)
+      if (dropped <= d)
+        ++d;
+  return d;
+}
+
+/// What a view of an on-chip buffer is called in diagnostics.
+static std::string describeDefinition(Value v) {
+  if (Operation *def = v.getDefiningOp())
+    return ("a view ('" + def->getName().getStringRef() + "')").str();
+  return "a block argument";
+}
+
 LogicalResult CopyOp::verify() {
   auto src = cast<MemRefType>(getSource().getType());
   auto dst = cast<MemRefType>(getTarget().getType());
@@ -236,10 +288,39 @@ LogicalResult CopyOp::verify() {
   if (!isOnChip(src) && !isOnChip(dst))
     return emitOpError("copies between global tensors are not tile copies; "
                        "one side must be a shared, fragment or local buffer");
-  if (src.getRank() != dst.getRank())
-    return emitOpError("source rank (")
-           << src.getRank() << ") and target rank (" << dst.getRank()
-           << ") differ";
+  ArrayRef<int64_t> drop;
+  if (auto d = getDropDims())
+    drop = *d;
+  if (isOnChip(src) && isOnChip(dst) && !drop.empty())
+    return emitOpError("drop_dims names dims of a global side; both sides "
+                       "are on-chip");
+  if (!drop.empty()) {
+    int64_t globalRank = cast<MemRefType>(getGlobal().getType()).getRank();
+    for (auto [i, d] : llvm::enumerate(drop)) {
+      if (d < 0 || d >= globalRank)
+        return emitOpError("drop_dims entry ")
+               << d << " is not a dim of the rank-" << globalRank
+               << " global " << (getGlobal() == getSource() ? "source" : "target");
+      if (i > 0 && drop[i - 1] >= d)
+        return emitOpError("drop_dims must be strictly increasing");
+    }
+  }
+  int64_t srcRank = src.getRank(), dstRank = dst.getRank();
+  int64_t dropped = static_cast<int64_t>(drop.size());
+  if ((isOnChip(src) ? srcRank : srcRank - dropped) !=
+      (isOnChip(dst) ? dstRank : dstRank - dropped)) {
+    if (drop.empty())
+      return emitOpError("source rank (")
+             << srcRank << ") and target rank (" << dstRank
+             << ") differ; a rank-reducing copy lists the global dims it "
+                "drops in drop_dims";
+    int64_t globalRank = isOnChip(src) ? dstRank : srcRank;
+    return emitOpError("the rank-")
+           << globalRank << " global side less " << dropped
+           << " dropped dims has rank " << globalRank - dropped
+           << " but the on-chip side has rank "
+           << (isOnChip(src) ? srcRank : dstRank);
+  }
   Type se = src.getElementType(), de = dst.getElementType();
   bool bothFloat = isa<FloatType>(se) && isa<FloatType>(de);
   bool bothInt = isa<IntegerType>(se) && isa<IntegerType>(de);
@@ -247,13 +328,23 @@ LogicalResult CopyOp::verify() {
     return emitOpError("cannot convert element type ")
            << se << " to " << de
            << " in a copy (float to float or integer to integer only)";
-  auto checkSide = [&](MemRefType type, OperandRange indices,
+  auto checkSide = [&](Value operand, MemRefType type, OperandRange indices,
                        StringRef side) -> LogicalResult {
     if (isOnChip(type)) {
       if (!indices.empty())
         return emitOpError() << "the on-chip " << side
                              << " takes no indices: the copy covers it whole";
-      return verifyOnChipOperand(*this, type, side);
+      if (failed(verifyOnChipOperand(*this, type, side)))
+        return failure();
+      // The GPU lowering keeps its own representation of every tile.alloc
+      // (registers, swizzled shared memory); a view of one has none.
+      if (!operand.getDefiningOp<AllocOp>())
+        return emitOpError() << "the on-chip " << side
+                             << " must be a tile.alloc buffer, not "
+                             << describeDefinition(operand)
+                             << "; to drop unit dims of a global tensor use "
+                                "drop_dims";
+      return success();
     }
     if (indices.size() != static_cast<size_t>(type.getRank()))
       return emitOpError() << "the global " << side << " needs "
@@ -261,8 +352,8 @@ LogicalResult CopyOp::verify() {
                            << indices.size();
     return success();
   };
-  if (failed(checkSide(src, getSourceIndices(), "source")) ||
-      failed(checkSide(dst, getTargetIndices(), "target")))
+  if (failed(checkSide(getSource(), src, getSourceIndices(), "source")) ||
+      failed(checkSide(getTarget(), dst, getTargetIndices(), "target")))
     return failure();
   if (isOnChip(src) && isOnChip(dst) && src.getShape() != dst.getShape())
     return emitOpError("on-chip copy shapes differ: ")

@@ -108,20 +108,49 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     must match and no indices are given. Element types may differ within a
     class (float to float, integer to integer): the copy converts.
 
+    A rank-reducing copy moves a tile of lower rank out of (or into) a global
+    tensor: `drop_dims` lists the global dims (increasing) in which the tile
+    has extent 1 and that the on-chip side does not have; the remaining
+    global dims map in order to the on-chip dims. The global side still takes
+    one start index per dim (the dropped dims' start is the fixed
+    coordinate). Below, `Q[b, h, m:m+64, 0:128]` of a [B, H, S, D] tensor.
+
     ```mlir
     tile.copy %A[%m, %k] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
     tile.copy %C to %Cg[%m, %n] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+    tile.copy %Q[%b, %h, %m, %c0] to %Qs drop_dims [0, 1]
+        : memref<?x?x?x?xf16> to memref<64x128xf16, #tile.scope<shared>>
     ```
   }];
   let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$source,
                        Variadic<Index>:$sourceIndices,
                        Arg<AnyMemRef, "", [MemWrite]>:$target,
-                       Variadic<Index>:$targetIndices);
+                       Variadic<Index>:$targetIndices,
+                       OptionalAttr<DenseI64ArrayAttr>:$drop_dims);
   let assemblyFormat = [{
     $source (`[` $sourceIndices^ `]`)? `to` $target (`[` $targetIndices^ `]`)?
-    attr-dict `:` type($source) `to` type($target)
+    (`drop_dims` $drop_dims^)? attr-dict `:` type($source) `to` type($target)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The global side (source or target), or null between on-chip buffers.
+    ::mlir::Value getGlobal();
+    ::mlir::OperandRange getGlobalIndices();
+    /// The on-chip side's type: the tile's shape.
+    ::mlir::MemRefType getTileType();
+    /// Whether `drop_dims` is non-empty.
+    bool isRankReducing();
+    /// The tile's extent in the global tensor's dims: the on-chip shape with
+    /// a 1 at every dropped dim.
+    ::llvm::SmallVector<int64_t> getGlobalTileShape();
+    /// Global-rank offsets into the tile of the on-chip index `tileIndex`:
+    /// `zero` at every dropped dim. Add to getGlobalIndices() for the
+    /// global element.
+    ::llvm::SmallVector<::mlir::Value> expandTileIndex(
+        ::mlir::ValueRange tileIndex, ::mlir::Value zero);
+    /// The global dim of on-chip dim `d`.
+    int64_t getGlobalDim(int64_t d);
+  }];
 }
 
 def Tile_GemmOp : Tile_Op<"gemm"> {
