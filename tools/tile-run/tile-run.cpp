@@ -26,6 +26,7 @@
 #include "tile/Runtime/tile_runtime.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <chrono>
 #include <cerrno>
 #include <cmath>
