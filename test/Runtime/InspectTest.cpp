@@ -10,7 +10,7 @@
 // driver state another test changed skips itself.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaDriver.h"
+#include "Cuda/CudaDriver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

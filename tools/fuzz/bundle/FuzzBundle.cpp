@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CodeCheck.h"
-#include "CudaVariants.h"
+#include "Cuda/CudaVariants.h"
 #include "Device.h"
 #include "ElfImage.h"
 #include "Kernel.h"

@@ -8,7 +8,7 @@
 //   nvcc -O2 -std=c++17 -I lib/Runtime sm90-gemm-check.cpp \
 //        lib/Runtime/CudaTensorMap.cpp -lcuda -lcublas -o check
 //   ./check b/gemm.tileb f16 [perf [TILE_N]]   (TILE_N: the launch's N tile, 128)
-#include "CudaTensorMap.h"
+#include "Cuda/CudaTensorMap.h"
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
