@@ -2,7 +2,7 @@
 // (docs/bundle.md, "Trust model"): an exported i64 constant in the host
 // code, a .visible .global in the device code (cuModuleGetGlobal).
 // RUN: tilec %s --emit=llvm | FileCheck %s --check-prefix=CPU
-// RUN: tilec %s --target=cuda --chip=sm_80 --emit=llvm | FileCheck %s --check-prefix=PTX
+// RUN: tilec %s --target=cuda --chip=sm_80 --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: tilec %s -o %t.tileb && tile-run %t.tileb --dims N=100 -n 1 | FileCheck %s --check-prefix=EXEC
 
 // CPU: @hashed__tile_metadata_hash = {{.*}}constant i64 {{-?[0-9]+}}, align 8

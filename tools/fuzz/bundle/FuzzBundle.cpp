@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CodeCheck.h"
+#include "Cuda/CudaDevice.h"
 #include "Cuda/CudaVariants.h"
 #include "Device.h"
 #include "ElfImage.h"
@@ -133,7 +134,7 @@ void loadChain(const std::string &bytes, const uint8_t *data, size_t size) {
     std::vector<cuda::ParamRef> params;
     (void)cuda::buildParamPlan(plan, params, error);
     std::vector<cuda::VariantSpec> variants;
-    (void)cuda::parseVariants(plan, variants, error);
+    (void)cuda::makeVariantSpecs(plan, variants, error);
   }
   exerciseLaunchChecks(plan, data, size);
 }
