@@ -55,9 +55,13 @@ extern "C" {
 const char *tile_last_error(void) { return lastError(); }
 
 const char *tile_status_name(tile_status status) {
-  switch (status) {
-#define TILE_X(id, value, meaning)                                             \
-  case TILE_STATUS_##id:                                                       \
+  // C callers may pass any int: read it as one, never as the enum (a value
+  // outside the enum's range is UB to load as tile_status in C++).
+  int value;
+  std::memcpy(&value, &status, sizeof value);
+  switch (value) {
+#define TILE_X(id, v, meaning)                                                 \
+  case v:                                                                      \
     return #id;
     TILE_STATUSES(TILE_X)
 #undef TILE_X
