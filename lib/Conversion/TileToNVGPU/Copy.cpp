@@ -207,8 +207,38 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     });
   } else {
     // Shared/global on both sides: elements distributed over the threads.
+    int64_t n = numElements(shape);
     auto scalarPath = [&] {
-      forEachLinear(numElements(shape), [&](Value l) {
+      // Global -> shared with a few elements per thread: all loads first,
+      // then all stores (register staging), so the loads are in flight
+      // together instead of each store waiting for its own load. This is
+      // the path of a row pitch no cp.async width divides (odd f16 rows).
+      // Batches of kStaged elements in a loop bound the registers this
+      // holds (a gemm accumulator in the same pipelined loop needs most of
+      // them; unrolled, the addresses are hoisted and spill).
+      constexpr int64_t kStaged = 8;
+      int64_t perThread = n / threads;
+      if (!sb && dstShared && n % threads == 0 && perThread % kStaged == 0) {
+        auto loop = scf::ForOp::create(b, loc, cst(0), cst(perThread),
+                                       cst(kStaged));
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value base = arith::AddIOp::create(
+            b, loc, tid,
+            arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                                  cst(threads)));
+        SmallVector<SmallVector<Value>> idxs;
+        SmallVector<Value> vals;
+        for (int64_t j = 0; j < kStaged; ++j) {
+          Value l = arith::AddIOp::create(b, loc, base, cst(j * threads));
+          idxs.push_back(delinearize(shape, l));
+          vals.push_back(read(idxs.back()));
+        }
+        for (auto [idx, v] : llvm::zip(idxs, vals))
+          write(idx, v);
+        return;
+      }
+      forEachLinear(n, [&](Value l) {
         SmallVector<Value> idx = delinearize(shape, l);
         write(idx, read(idx));
       });

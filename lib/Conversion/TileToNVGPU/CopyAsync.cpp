@@ -1,12 +1,15 @@
 //===- CopyAsync.cpp - tile.copy global -> shared through cp.async --------===//
 //
-// 16-byte cp.async (nvgpu.device_async_copy) with src-size zero fill for
+// cp.async (nvgpu.device_async_copy) with src-size zero fill for
 // out-of-bounds tails (zero-byte copies for chunks wholly outside,
-// addresses not clamped), when the tile's rows are whole 16-byte chunks; a
-// runtime check (row length, start column and base address alignment)
-// falls back to the scalar copy (Copy.cpp). Producers of a versioned
-// software pipeline (Pipeline.cpp) skip the check (done once before the
-// loop) and take the iteration's range as a predicate.
+// addresses not clamped), in the widest chunk the launch's alignment
+// allows: a runtime check (row length, start column and base address)
+// picks 16-byte chunks (L1 bypassed), else 8 or 4 bytes (cp.async.ca),
+// else the register-staged scalar copy (Copy.cpp). So an odd row pitch
+// (e.g. 4100 f16 columns: 8-byte rows) still copies asynchronously.
+// Producers of a versioned software pipeline (Pipeline.cpp) skip the check
+// (16 bytes, checked once before the loop) and take the iteration's range
+// as a predicate.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +24,8 @@ using namespace mlir::tile;
 using namespace mlir::tile::nvgpu_lowering;
 
 std::optional<int64_t>
-mlir::tile::nvgpu_lowering::copyAsyncVector(KernelLowering &kl, CopyOp op) {
+mlir::tile::nvgpu_lowering::copyAsyncVector(KernelLowering &kl, CopyOp op,
+                                            int64_t chunkBytes) {
   Buffer *db = kl.lookup(op.getTarget());
   Value src = op.getSource();
   auto srcType = dyn_cast<MemRefType>(src.getType());
@@ -37,21 +41,26 @@ mlir::tile::nvgpu_lowering::copyAsyncVector(KernelLowering &kl, CopyOp op) {
       op.getGlobalDim(db->type.getRank() - 1) != srcType.getRank() - 1)
     return std::nullopt;
   int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
-  int64_t vec = 16 / eltBytes;
+  if (chunkBytes < eltBytes || chunkBytes % eltBytes)
+    return std::nullopt;
+  int64_t vec = chunkBytes / eltBytes;
   if (db->type.getShape().back() % vec)
     return std::nullopt;
-  if (db->swizzle && db->swizzle.getBits() && db->swizzle.getBase() < 4)
+  // A swizzle moves units of 2^base bytes: a chunk must not straddle two.
+  if (db->swizzle && db->swizzle.getBits() &&
+      (int64_t(1) << db->swizzle.getBase()) < chunkBytes)
     return std::nullopt;
   return vec;
 }
 
 Value mlir::tile::nvgpu_lowering::copyAsyncAligned(KernelLowering &kl,
-                                                   CopyOp op) {
+                                                   CopyOp op,
+                                                   int64_t chunkBytes) {
   OpBuilder &b = kl.b;
   Location loc = kl.loc;
   Value src = op.getSource();
   int64_t rank = cast<MemRefType>(src.getType()).getRank();
-  int64_t vec = *copyAsyncVector(kl, op);
+  int64_t vec = *copyAsyncVector(kl, op, chunkBytes);
   Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
   Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src);
   auto zeroRem = [&](Value v, int64_t m) -> Value {
@@ -60,7 +69,7 @@ Value mlir::tile::nvgpu_lowering::copyAsyncAligned(KernelLowering &kl,
                                  kl.cst(0));
   };
   return arith::AndIOp::create(b, loc, zeroRem(lastDim, vec),
-                               zeroRem(ptr, 16));
+                               zeroRem(ptr, chunkBytes));
 }
 
 LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
@@ -68,12 +77,20 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
     bool commitAndWait) {
   OpBuilder &b = kl.b;
   Location loc = kl.loc;
-  std::optional<int64_t> maybeVec = copyAsyncVector(kl, op);
-  if (!maybeVec)
+  // The chunk sizes cp.async has, widest first, that fit the tile statically.
+  SmallVector<std::pair<int64_t, int64_t>> widths; // (bytes, elements)
+  // A software-pipeline producer takes 16 bytes or the scalar path: the
+  // narrower widths' code inside the loop costs registers the loop's gemm
+  // accumulator needs (measured: spills in the sm_80 GEMM).
+  bool producer = !commitAndWait;
+  for (int64_t bytes : {16, 8, 4})
+    if (std::optional<int64_t> vec = copyAsyncVector(kl, op, bytes))
+      if (bytes == 16 || !producer)
+        widths.push_back({bytes, *vec});
+  if (widths.empty() || widths.front().first != 16)
     return failure();
   Buffer *db = kl.lookup(op.getTarget());
   Value src = op.getSource();
-  int64_t vec = *maybeVec;
   ArrayRef<int64_t> shape = db->type.getShape();
   // The global rank (a rank-reducing copy's source has more dims).
   int64_t rank = cast<MemRefType>(src.getType()).getRank();
@@ -83,21 +100,8 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
   bool aligned = kl.alignedCopies.contains(op);
   Value guard = kl.copyGuards.lookup(op);
 
-  // Runtime: rows of the global tensor and the start column are whole
-  // 16-byte chunks and the base address is 16-byte aligned.
-  OpBuilder::InsertionGuard outer(b);
-  if (!aligned) {
-    Value start = op.getSourceIndices().back();
-    Value startOk = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, start, kl.cst(vec)), kl.cst(0));
-    Value ok = arith::AndIOp::create(b, loc, copyAsyncAligned(kl, op), startOk);
-    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scalarPath();
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  }
-  {
+  // The copy in chunks of `vec` elements (`bytes` bytes).
+  auto emitChunks = [&](int64_t bytes, int64_t vec) {
     int64_t chunks = 1;
     for (int64_t d : shape)
       chunks *= d;
@@ -152,9 +156,11 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
                         : colIn;
       valid = arith::SelectOp::create(b, loc, any, valid, kl.cst(0));
       Value dst = kl.sharedIndex(*db, idx);
+      // Only 16-byte copies may bypass L1 (cp.async.cg).
       ::mlir::nvgpu::DeviceAsyncCopyOp::create(
           b, loc, tokenType, db->storage, ValueRange{dst}, src, gidx,
-          b.getIndexAttr(vec), valid, /*bypassL1=*/b.getUnitAttr());
+          b.getIndexAttr(vec), valid,
+          bytes == 16 ? b.getUnitAttr() : UnitAttr());
     });
     if (commitAndWait) {
       Value group = ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -162,6 +168,27 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
       ::mlir::nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
                                                b.getI32IntegerAttr(0));
     }
+  };
+
+  if (aligned) {
+    emitChunks(widths.front().first, widths.front().second);
+    return success();
   }
+  // Runtime: rows of the global tensor and the start column are whole
+  // chunks and the base address is chunk-aligned; widest width first.
+  OpBuilder::InsertionGuard outer(b);
+  Value start = op.getSourceIndices().back();
+  for (auto [bytes, vec] : widths) {
+    Value startOk = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, start, kl.cst(vec)), kl.cst(0));
+    Value ok = arith::AndIOp::create(
+        b, loc, copyAsyncAligned(kl, op, bytes), startOk);
+    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/true);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    emitChunks(bytes, vec);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  }
+  scalarPath();
   return success();
 }

@@ -198,20 +198,22 @@ private:
 /// then).
 /// mma.sync (Gemm.cpp).
 LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op);
-/// cp.async (CopyAsync.cpp): 16-byte copies of a global tile into a shared
-/// buffer; emits `scalarPath` under a runtime check for the unaligned case.
+/// cp.async (CopyAsync.cpp): 16-, 8- or 4-byte copies of a global tile into
+/// a shared buffer, the widest the launch's alignment allows (a runtime
+/// check); emits `scalarPath` for what no width fits.
 /// With `commitAndWait` false (producers of a software pipeline) only the
 /// cp.async are issued; the caller commits the group and waits.
 LogicalResult lowerCopyAsync(KernelLowering &kl, CopyOp op,
                              function_ref<void()> scalarPath,
                              bool commitAndWait = true);
-/// The 16-byte chunk size in elements when `op` (global -> shared) can be
-/// a cp.async copy at all (static conditions), else nullopt.
-std::optional<int64_t> copyAsyncVector(KernelLowering &kl, CopyOp op);
+/// The chunk size in elements of `chunkBytes`-byte cp.async copies when
+/// `op` (global -> shared) can be one at all (static conditions), else
+/// nullopt.
+std::optional<int64_t> copyAsyncVector(KernelLowering &kl, CopyOp op,
+                                       int64_t chunkBytes = 16);
 /// The runtime condition of the cp.async path except the start column's
-/// alignment: the source's rows are whole chunks, its base is 16-byte
-/// aligned.
-Value copyAsyncAligned(KernelLowering &kl, CopyOp op);
+/// alignment: the source's rows are whole chunks, its base is chunk-aligned.
+Value copyAsyncAligned(KernelLowering &kl, CopyOp op, int64_t chunkBytes = 16);
 
 } // namespace mlir::tile::nvgpu_lowering
 

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Shape sweep: tile vs cuBLAS / torch over many GEMM shapes and memory-bound
+kernels, each result checked before it is timed (issue "no performance
+cliffs"; figures in docs/performance.md).
+
+Two steps, on two machines (docs/gpu-testing.md):
+
+    utils/bench/sweep.py compile [--tilec build/bin/tilec] [--out .sweep]
+        here (tilec): writes OUT/NAME.mlir, OUT/NAME.tileb (--target=cuda
+        --chip=sm_90a) and OUT/manifest.json;
+    python3 utils/bench/sweep.py run [--dir .sweep] [--quick] [--only RE]
+        on the GPU host with the `tile` package built (utils/bench/sweep.sh
+        builds it from .gpu and runs this).
+
+Kernels, all the programs a user writes once (no per-shape tuning):
+  gemm_f16 / gemm_bf16   examples/gemm.mlir (128x128x32 tiles, 3 stages)
+                         and its bf16 twin: the runtime picks the variant;
+  softmax_N, rmsnorm_N   utils/bench/sweep_kernels/*.mlir.in, f32, one
+                         program per static row length N;
+  reduce_rows            examples/reduce_rows.mlir (f32, any M, N);
+  transpose              utils/bench/sweep_kernels/transpose.mlir.in;
+  elementwise_add        examples/elementwise_add.mlir (f32, any N).
+References: torch.matmul (cuBLAS), torch.softmax, torch.nn.functional
+.rms_norm, X.sum(1), X.t().contiguous(), A + B. Memory-bound rows also give
+GB/s and the fraction of the device-to-device copy bandwidth measured in the
+same run (torch copy_ of 1 GiB).
+
+Output: one line per case (ms, ratio = reference time / tile time, so > 1
+means tile is faster), then per group the geometric mean and the worst
+ratio. A case whose result is wrong prints FAIL and counts as ratio 0.
+"""
+import argparse, json, math, os, re, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KDIR = os.path.join(ROOT, "utils", "bench", "sweep_kernels")
+
+# (M, N, K) GEMM shapes: aligned, odd pitches, primes, skinny, tall, small,
+# K-heavy, wide; each run in f16 and bf16.
+GEMM_SHAPES = [
+    (4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048),
+    (1024, 1024, 1024), (1000, 1000, 1000), (512, 512, 512), (256, 256, 256),
+    (128, 128, 128),
+    (4097, 4095, 4100), (333, 777, 1111), (1001, 999, 1003),
+    (2049, 2047, 2051), (3000, 3001, 2999), (1009, 2003, 3001),
+    (127, 131, 137), (4093, 4091, 4099),
+    (1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (128, 4096, 4096),
+    (4096, 64, 4096), (4096, 16, 4096),
+    (16384, 1024, 1024), (65536, 256, 256), (32768, 512, 128),
+    (512, 512, 16384), (1024, 1024, 32768), (256, 256, 65536),
+    (1024, 16384, 1024), (8192, 3072, 768), (8192, 768, 3072),
+    (4096, 11008, 4096), (4096, 4096, 11008),
+]
+QUICK_GEMM = [(4096, 4096, 4096), (4097, 4095, 4100), (333, 777, 1111),
+              (1000, 1000, 1000), (16, 4096, 4096), (512, 512, 16384)]
+
+# Memory-bound programs: name -> (template or example, parameters).
+SOFTMAX_N = (1024, 4096, 8192)
+RMSNORM_N = (4096, 8192)
+
+
+def softmax_params(n):
+    r = max(1, 8192 // n)
+    return {"N": n, "R": r, "R1": r - 1, "T": 128}
+
+
+def rmsnorm_params(n):
+    r = max(1, 8192 // n)
+    return {"N": n, "R": r, "R1": r - 1, "T": 256, "INV_N": repr(1.0 / n)}
+
+
+def kernel_sources():
+    """name -> MLIR text."""
+    src = {}
+    gemm = open(os.path.join(ROOT, "examples", "gemm.mlir")).read()
+    src["gemm_f16"] = gemm
+    src["gemm_bf16"] = gemm.replace("xf16", "xbf16")
+    tmpl = lambda n: open(os.path.join(KDIR, n + ".mlir.in")).read()
+    for n in SOFTMAX_N:
+        src[f"softmax_{n}"] = tmpl("softmax").format(**softmax_params(n))
+    for n in RMSNORM_N:
+        src[f"rmsnorm_{n}"] = tmpl("rmsnorm").format(**rmsnorm_params(n))
+    src["transpose"] = tmpl("transpose").format(B=64, B1=63, T=128)
+    src["reduce_rows"] = open(os.path.join(ROOT, "examples", "reduce_rows.mlir")).read()
+    src["elementwise_add"] = open(os.path.join(ROOT, "examples", "elementwise_add.mlir")).read()
+    return src
+
+
+def cmd_compile(args):
+    os.makedirs(args.out, exist_ok=True)
+    manifest = {"chip": args.chip, "kernels": {}}
+    for name, text in kernel_sources().items():
+        mlir = os.path.join(args.out, name + ".mlir")
+        with open(mlir, "w") as f:
+            f.write(text)
+        bundle = os.path.join(args.out, name + ".tileb")
+        t0 = time.time()
+        r = subprocess.run([args.tilec, mlir, "--target=cuda", f"--chip={args.chip}",
+                            "-o", bundle], capture_output=True, text=True)
+        dt = time.time() - t0
+        if r.returncode != 0:
+            print(f"{name}: tilec failed:\n{r.stderr}", file=sys.stderr)
+            return 1
+        manifest["kernels"][name] = {"bundle": name + ".tileb", "compile_s": round(dt, 3)}
+        print(f"{name:16s} compiled in {dt:.2f} s")
+    with open(os.path.join(args.out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# GPU side
+# ---------------------------------------------------------------------------
+
+def geomean(xs):
+    xs = [x for x in xs]
+    if not xs or min(xs) <= 0:
+        return 0.0
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def cmd_run(args):
+    import torch
+    import tile
+    try:
+        from triton.testing import do_bench
+    except ImportError:  # events, L2 not flushed
+        def do_bench(fn, warmup=10, rep=50):
+            for _ in range(5):
+                fn()
+            torch.cuda.synchronize()
+            s, e = torch.cuda.Event(True), torch.cuda.Event(True)
+            s.record()
+            for _ in range(20):
+                fn()
+            e.record()
+            torch.cuda.synchronize()
+            return s.elapsed_time(e) / 20
+
+    def bench(fn):
+        return do_bench(fn, warmup=10, rep=args.rep)
+
+    manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
+    kernels = {}
+    for name, k in manifest["kernels"].items():
+        if args.only and not re.search(args.only, name):
+            continue
+        kernels[name] = tile.load(os.path.join(args.dir, k["bundle"]))
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    props = torch.cuda.get_device_properties(0)
+    print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
+          f"tile {tile.__version__}")
+    rows = {}  # group -> [(label, ratio)]
+
+    def report(group, label, t_tile, t_ref, ok, extra=""):
+        ratio = (t_ref / t_tile) if ok else 0.0
+        rows.setdefault(group, []).append((label, ratio))
+        status = "" if ok else "  FAIL"
+        print(f"{group:10s} {label:34s} tile {t_tile:9.4f} ms  ref {t_ref:9.4f} ms  "
+              f"ratio {ratio:5.2f}{extra}{status}", flush=True)
+
+    # -- copy bandwidth (the memory-bound roofline of this run) --
+    big = torch.empty(1 << 28, dtype=torch.float32, device=dev)
+    big2 = torch.empty_like(big)
+    t = bench(lambda: big2.copy_(big))
+    copy_gbs = 2 * big.numel() * 4 / t / 1e6
+    print(f"# device-to-device copy of 1 GiB: {copy_gbs:.0f} GB/s")
+    del big, big2
+
+    # -- GEMM --
+    shapes = QUICK_GEMM if args.quick else GEMM_SHAPES
+    for dt_name, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        k = kernels.get(f"gemm_{dt_name}")
+        if k is None:
+            continue
+        for (M, N, K) in shapes:
+            A = torch.randn(M, K, dtype=dt, device=dev)
+            B = torch.randn(K, N, dtype=dt, device=dev)
+            C = torch.empty(M, N, dtype=dt, device=dev)
+            label = f"{dt_name} {M}x{N}x{K}"
+            try:
+                k(A, B, C)
+                ref = A.float() @ B.float()
+                err = (C.float() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
+                ok = err < 2e-2
+            except Exception as e:  # noqa
+                print(f"gemm {label}: {e}")
+                ok = False
+            t_tile = bench(lambda: k(A, B, C)) if ok else float("nan")
+            t_ref = bench(lambda: torch.matmul(A, B, out=C))
+            tf = 2 * M * N * K / (t_tile * 1e9) if ok else 0
+            tr = 2 * M * N * K / (t_ref * 1e9)
+            report("gemm", label, t_tile, t_ref, ok, f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)")
+
+    # -- memory-bound --
+    def mem(group, label, fn_tile, fn_ref, check, nbytes):
+        try:
+            fn_tile()
+            ok = check()
+        except Exception as e:  # noqa
+            print(f"{group} {label}: {e}")
+            ok = False
+        t_tile = bench(fn_tile) if ok else float("nan")
+        t_ref = bench(fn_ref)
+        gbs = nbytes / t_tile / 1e6 if ok else 0
+        report(group, label, t_tile, t_ref, ok,
+               f"  ({gbs:6.0f} GB/s, {100 * gbs / copy_gbs:4.0f}% of copy)")
+        return gbs
+
+    close = lambda a, b, tol=1e-4: torch.allclose(a, b, rtol=tol, atol=tol)
+    ms = (1000, 4097, 32768) if not args.quick else (1000, 32768)
+    for n in SOFTMAX_N:
+        k = kernels.get(f"softmax_{n}")
+        if k is None:
+            continue
+        for m in ms:
+            X = torch.randn(m, n, device=dev)
+            Y = torch.empty_like(X)
+            mem("softmax", f"{m}x{n}", lambda: k(X, Y), lambda: torch.softmax(X, 1),
+                lambda: close(Y, torch.softmax(X, 1), 1e-5), 2 * m * n * 4)
+    for n in RMSNORM_N:
+        k = kernels.get(f"rmsnorm_{n}")
+        if k is None:
+            continue
+        for m in ms:
+            X = torch.randn(m, n, device=dev)
+            W = torch.randn(n, device=dev)
+            Y = torch.empty_like(X)
+            ref = lambda: torch.nn.functional.rms_norm(X, (n,), W, 1e-6)
+            mem("rmsnorm", f"{m}x{n}", lambda: k(X, W, Y), ref,
+                lambda: close(Y, ref(), 1e-4), 2 * m * n * 4)
+    k = kernels.get("reduce_rows")
+    if k is not None:
+        for (m, n) in ((1000, 1001), (4096, 4096), (16384, 8192), (65536, 1024), (1024, 65536)):
+            X = torch.randn(m, n, device=dev)
+            Y = torch.empty(m, device=dev)
+            mem("reduce", f"{m}x{n}", lambda: k(X, Y), lambda: X.sum(1),
+                lambda: close(Y, X.double().sum(1).float(), 1e-3), m * n * 4)
+    k = kernels.get("transpose")
+    if k is not None:
+        for (m, n) in ((1000, 1001), (4096, 4096), (8192, 8192), (333, 20000)):
+            X = torch.randn(m, n, device=dev)
+            Y = torch.empty(n, m, device=dev)
+            mem("transpose", f"{m}x{n}", lambda: k(X, Y), lambda: X.t().contiguous(),
+                lambda: torch.equal(Y, X.t()), 2 * m * n * 4)
+    k = kernels.get("elementwise_add")
+    if k is not None:
+        for n in (100003, 1 << 20, 1 << 24, 1 << 27):
+            A = torch.randn(n, device=dev)
+            B = torch.randn(n, device=dev)
+            C = torch.empty(n, device=dev)
+            mem("add", f"{n}", lambda: k(A, B, C), lambda: torch.add(A, B, out=C),
+                lambda: torch.equal(C, A + B), 3 * n * 4)
+
+    print("\n# summary (ratio = reference time / tile time)")
+    allmem = []
+    for group, rs in rows.items():
+        ratios = [r for _, r in rs]
+        worst = min(rs, key=lambda x: x[1])
+        print(f"{group:10s} n={len(rs):3d}  geomean {geomean(ratios):5.2f}  "
+              f"worst {worst[1]:5.2f} ({worst[0]})")
+        if group != "gemm":
+            allmem += ratios
+    if allmem:
+        print(f"{'memory':10s} n={len(allmem):3d}  geomean {geomean(allmem):5.2f}  "
+              f"worst {min(allmem):5.2f}")
+    failed = sum(1 for rs in rows.values() for _, r in rs if r == 0)
+    print(f"{failed} cases failed the correctness check")
+    return 1 if failed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compile")
+    c.add_argument("--tilec", default=os.path.join(ROOT, "build", "bin", "tilec"))
+    c.add_argument("--out", default=os.path.join(ROOT, ".sweep"))
+    c.add_argument("--chip", default="sm_90a")
+    r = sub.add_parser("run")
+    r.add_argument("--dir", default=os.path.join(ROOT, ".sweep"))
+    r.add_argument("--quick", action="store_true")
+    r.add_argument("--only", default="")
+    r.add_argument("--rep", type=int, default=40)
+    args = ap.parse_args()
+    return cmd_compile(args) if args.cmd == "compile" else cmd_run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
