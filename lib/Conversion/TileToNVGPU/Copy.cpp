@@ -216,6 +216,8 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
       // Batches of kStaged elements in a loop bound the registers this
       // holds (a gemm accumulator in the same pipelined loop needs most of
       // them; unrolled, the addresses are hoisted and spill).
+      if (!sb && dstShared && succeeded(lowerCopyStaged(*this, op)))
+        return;
       constexpr int64_t kStaged = 8;
       int64_t perThread = n / threads;
       if (!sb && dstShared && n % threads == 0 && perThread % kStaged == 0) {

@@ -4,8 +4,10 @@
 // out-of-bounds tails (zero-byte copies for chunks wholly outside,
 // addresses not clamped), in the widest chunk the launch's alignment
 // allows: a runtime check (row length, start column and base address)
-// picks 16-byte chunks (L1 bypassed), else 8 or 4 bytes (cp.async.ca),
-// else the register-staged scalar copy (Copy.cpp). So an odd row pitch
+// picks 16-byte chunks (L1 bypassed), else (outside software pipelines,
+// whose loop registers are scarce) 8 or 4 bytes (cp.async.ca),
+// else 16-byte chunks staged through registers (lowerCopyStaged: element
+// loads, one vector store per chunk). So an odd row pitch
 // (e.g. 4100 f16 columns: 8-byte rows) still copies asynchronously.
 // Producers of a versioned software pipeline (Pipeline.cpp) skip the check
 // (16 bytes, checked once before the loop) and take the iteration's range
@@ -16,6 +18,7 @@
 #include "Lowering.h"
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <functional>
 
@@ -190,5 +193,89 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerCopyAsync(
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   }
   scalarPath();
+  return success();
+}
+
+LogicalResult mlir::tile::nvgpu_lowering::lowerCopyStaged(KernelLowering &kl,
+                                                          CopyOp op) {
+  OpBuilder &b = kl.b;
+  Location loc = kl.loc;
+  std::optional<int64_t> maybeVec = copyAsyncVector(kl, op, 16);
+  if (!maybeVec)
+    return failure();
+  int64_t vec = *maybeVec;
+  Buffer *db = kl.lookup(op.getTarget());
+  Value src = op.getSource();
+  ArrayRef<int64_t> shape = db->type.getShape();
+  int64_t chunks = 1;
+  for (int64_t d : shape)
+    chunks *= d;
+  chunks /= vec;
+  // Batches of kBatch chunks in a loop: their loads are in flight together,
+  // and the registers held stay bounded (a gemm accumulator in the same
+  // pipelined loop needs most of them; unrolled further, LLVM hoists the
+  // addresses out of the pipeline and they spill).
+  constexpr int64_t kBatch = 2;
+  if (chunks % (kl.threads * kBatch))
+    return failure();
+  Type elt = db->type.getElementType();
+  int64_t rank = cast<MemRefType>(src.getType()).getRank();
+  Value lastDim = memref::DimOp::create(b, loc, src, rank - 1);
+  auto loop = scf::ForOp::create(b, loc, kl.cst(0),
+                                 kl.cst(chunks / kl.threads), kl.cst(kBatch));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value zero = arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt));
+  SmallVector<std::pair<Value, Value>> staged; // (shared index, vector)
+  for (int64_t j = 0; j < kBatch; ++j) {
+    Value c = arith::AddIOp::create(
+        b, loc, kl.tid,
+        arith::MulIOp::create(
+            b, loc,
+            arith::AddIOp::create(b, loc, loop.getInductionVar(), kl.cst(j)),
+            kl.cst(kl.threads)));
+    SmallVector<Value> idx =
+        kl.delinearize(shape, arith::MulIOp::create(b, loc, c, kl.cst(vec)));
+    SmallVector<Value> offsets = op.expandTileIndex(idx, kl.cst(0));
+    SmallVector<Value> gidx;
+    Value rowOk;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value gd = arith::AddIOp::create(b, loc, op.getSourceIndices()[d],
+                                       offsets[d]);
+      gidx.push_back(gd);
+      if (d == rank - 1)
+        break;
+      Value ext = memref::DimOp::create(b, loc, src, d);
+      Value in =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, gd, ext);
+      rowOk = rowOk ? (Value)arith::AndIOp::create(b, loc, rowOk, in) : in;
+    }
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < vec; ++e) {
+      SmallVector<Value> ge(gidx);
+      ge.back() = arith::AddIOp::create(b, loc, gidx.back(), kl.cst(e));
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       ge.back(), lastDim);
+      if (rowOk)
+        ok = arith::AndIOp::create(b, loc, rowOk, ok);
+      auto ifOp = scf::IfOp::create(
+          b, loc, ok,
+          [&](OpBuilder &tb, Location tl) {
+            scf::YieldOp::create(tb, tl,
+                                 memref::LoadOp::create(tb, tl, src, ge)
+                                     .getResult());
+          },
+          [&](OpBuilder &eb, Location el) {
+            scf::YieldOp::create(eb, el, zero);
+          });
+      elements.push_back(ifOp.getResult(0));
+    }
+    Value packed = vector::FromElementsOp::create(
+        b, loc, VectorType::get({vec}, elt), elements);
+    staged.push_back({kl.sharedIndex(*db, idx), packed});
+  }
+  for (auto [dst, packed] : staged)
+    vector::StoreOp::create(b, loc, packed, db->storage, ValueRange{dst},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
   return success();
 }

@@ -206,6 +206,11 @@ LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op);
 LogicalResult lowerCopyAsync(KernelLowering &kl, CopyOp op,
                              function_ref<void()> scalarPath,
                              bool commitAndWait = true);
+/// Global -> shared through registers for a source no cp.async width fits
+/// (e.g. f16 rows of an odd length): 16-byte chunks of predicated element
+/// loads, each stored as one vector; failure() when the tile does not split
+/// into whole chunks per thread (nothing emitted then).
+LogicalResult lowerCopyStaged(KernelLowering &kl, CopyOp op);
 /// The chunk size in elements of `chunkBytes`-byte cp.async copies when
 /// `op` (global -> shared) can be one at all (static conditions), else
 /// nullopt.
