@@ -13,7 +13,9 @@
 // variant is recorded in the metadata (VariantMetadata.h). A plan with
 // tma_store_max_tiles first gets a second, TMA-store variant
 // NAME_kernel_sm90_t for small grids (the runtime tries the variants in
-// order).
+// order). Every plan also gets NAME_kernel_sm90_ldg, last: the same GEMM
+// without tensor maps (loads by the producer threads), for operands TMA
+// cannot describe.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,10 +84,46 @@ struct ConvertTileGemmToSM90Pass
       if (failed(variant))
         return signalPassFailure();
       variants.push_back(std::move(*variant));
+      // Last, for operands no tensor map describes (e.g. an f16 row pitch
+      // that is not a multiple of 16 bytes: the runtime cannot encode the
+      // maps of the variants above and tries the next): the same GEMM with
+      // the producer warpgroup loading through its threads.
+      auto ldg = build(kernel, *m, withoutTma(*m, *ws), "_ldg");
+      if (failed(ldg))
+        return signalPassFailure();
+      variants.push_back(std::move(*ldg));
     }
     if (failed(recordVariantMetadata(module, variants)))
       return signalPassFailure();
   }
+
+  /// The plan of the variant without TMA: `ws`'s cooperative/persistent
+  /// schedule (ping-pong and the TMA-store epilogue replaced by the
+  /// persistent cooperative kernel) with loads by every producer thread,
+  /// which need more registers than one thread issuing TMA.
+  static WarpSpecialization withoutTma(const GemmMatch &m,
+                                       const WarpSpecialization &ws) {
+    WarpSpecialization l = ws;
+    if (ws.pingpong || ws.tmaStore)
+      l = decideWarpSpecialization(m, PersistentMode::On,
+                                   ScheduleMode::Cooperative,
+                                   EpilogueMode::Auto);
+    l.ldgLoads = true;
+    l.tmaStoreMaxTiles = 0;
+    // setmaxnreg moves registers within the CTA's allocation, which is the
+    // kernel's register count (65536 / threads, rounded down to 8) times
+    // the threads: the consumers may take only what the producers free,
+    // or setmaxnreg.inc waits forever.
+    l.producerRegs = kLdgProducerRegs;
+    int64_t perThread = (65536 / l.threads()) / 8 * 8;
+    int64_t left = perThread * l.threads() / 128 - l.producerRegs * l.producers;
+    l.consumerRegs =
+        std::min<int64_t>(l.consumerRegs, (left / l.consumers) / 8 * 8);
+    return l;
+  }
+  /// setmaxnreg of the producer threads that load without TMA: 16 chunks
+  /// in flight plus their addresses.
+  static constexpr int64_t kLdgProducerRegs = 96;
 
   /// Builds the kernel NAME_kernel_sm90<suffix> into NAME_sm90_module
   /// (created by the first variant of the kernel).

@@ -7,8 +7,10 @@
 
 #include "KernelBuilder.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -61,24 +63,38 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   wg = divu(tid, cst(128));
 
+  globalA = mapping.lookup(m.A);
+  globalB = mapping.lookup(m.B);
+  // Without TMA the descriptors' types still tell the wgmma descriptors
+  // the swizzle (their lowering reads only the type): casts of null.
+  Value nullPtr;
+  if (ws.ldgLoads)
+    nullPtr = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
   tmaA = UnrealizedConversionCastOp::create(
-             b, loc, tmaType({m.tileM, kBlockK}), tensorMaps[0])
+             b, loc, tmaType({m.tileM, kBlockK}),
+             ws.ldgLoads ? nullPtr : tensorMaps[0])
              .getResult(0);
   tmaB = UnrealizedConversionCastOp::create(
-             b, loc, tmaType({kBlockK, 64}), tensorMaps[1])
+             b, loc, tmaType({kBlockK, 64}),
+             ws.ldgLoads ? nullPtr : tensorMaps[1])
              .getResult(0);
 
   auto barType = nvgpu::MBarrierGroupType::get(ctx, smemSpace(), ws.stages);
   full = nvgpu::MBarrierCreateOp::create(b, loc, barType);
   empty = nvgpu::MBarrierCreateOp::create(b, loc, barType);
   Value first = cmp(arith::CmpIPredicate::eq, tid, cst(0));
+  // Full: one arrival (with the TMA byte count), or one per producer
+  // thread without TMA.
+  int64_t fillers = ws.ldgLoads ? 128 * ws.producers : 1;
   for (int64_t s = 0; s < ws.stages; ++s) {
-    nvgpu::MBarrierInitOp::create(b, loc, full, cst(1), cst(s), first);
+    nvgpu::MBarrierInitOp::create(b, loc, full, cst(fillers), cst(s), first);
     nvgpu::MBarrierInitOp::create(b, loc, empty, cst(stageReaders()), cst(s),
                                   first);
   }
-  nvgpu::TmaPrefetchOp::create(b, loc, tmaA, first);
-  nvgpu::TmaPrefetchOp::create(b, loc, tmaB, first);
+  if (!ws.ldgLoads) {
+    nvgpu::TmaPrefetchOp::create(b, loc, tmaA, first);
+    nvgpu::TmaPrefetchOp::create(b, loc, tmaB, first);
+  }
   if (tensorMaps.size() > 2) {
     // C's map for the TMA-store epilogue (box 64x64, 128B swizzle).
     tmaC = UnrealizedConversionCastOp::create(
@@ -106,9 +122,12 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&roles.getThenRegion().front());
     setMaxRegisters(ws.producerRegs, NVVM::SetMaxRegisterAction::decrease);
-    Value issuer = cmp(arith::CmpIPredicate::eq, tid, cst(ws.consumers * 128));
-    auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
-    b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+    if (!ws.ldgLoads) {
+      Value issuer =
+          cmp(arith::CmpIPredicate::eq, tid, cst(ws.consumers * 128));
+      auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
+      b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+    }
     producer(mapping);
   }
   {
@@ -129,6 +148,17 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol) {
   Value parity = cmp(arith::CmpIPredicate::eq, remu(round, cst(2)), cst(0));
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, empty, parity,
                                          cst(10000000), stage);
+  if (ws.ldgLoads) {
+    emitLoadWithoutTma(mul(stage, cst(stageBytes())), mul(kIt, cst(kBlockK)),
+                       aRow, bCol);
+    // The generic-proxy writes visible to wgmma (async proxy), then this
+    // thread's arrival (release: the consumers' wait acquires them).
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    nvgpu::MBarrierArriveOp::create(b, loc, full, stage);
+    return;
+  }
   int64_t bytes = stageBytes();
   nvgpu::MBarrierArriveExpectTxOp::create(b, loc, full, cst(bytes), stage,
                                           Value{});
@@ -143,6 +173,68 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol) {
     nvgpu::TmaAsyncLoadOp::create(b, loc, bDst, full, tmaB,
                                   ValueRange{add(bCol, cst(h * 64)), k0},
                                   stage, Value{}, Value{});
+  }
+}
+
+void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
+                                       Value bCol) {
+  // The stage as 16-bit elements; a 16-byte chunk is 8 of them. TMA's 128B
+  // swizzle: in each 128-byte row r (64 elements) of a box, chunk c lives
+  // at chunk c ^ (r % 8) (the stage base is 1024-byte aligned).
+  constexpr int64_t kChunk = 8;
+  Value stage = view(smemType({stageBytes() / 2}, m.inType), stageOff);
+  Value p = remu(tid, cst(128)); // the producer thread
+  Value M = memref::DimOp::create(b, loc, globalA, 0);
+  Value K = memref::DimOp::create(b, loc, globalA, 1);
+  Value N = memref::DimOp::create(b, loc, globalB, 1);
+  Value zero =
+      arith::ConstantOp::create(b, loc, m.inType, b.getZeroAttr(m.inType));
+  auto lt = [&](Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); };
+  // One chunk: global (row, col .. col + 7) of `src` (rows < rows, columns
+  // < cols, zero outside) to element `dst` of the stage.
+  auto chunk = [&](Value src, Value row, Value col, Value rows, Value cols,
+                   Value dst) {
+    Value rowOk = lt(row, rows);
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < kChunk; ++e) {
+      Value c = add(col, cst(e));
+      auto ifOp = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, rowOk, lt(c, cols)),
+          [&](OpBuilder &tb, Location tl) {
+            scf::YieldOp::create(
+                tb, tl,
+                memref::LoadOp::create(tb, tl, src, ValueRange{row, c})
+                    .getResult());
+          },
+          [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, zero); });
+      elements.push_back(ifOp.getResult(0));
+    }
+    Value v = vector::FromElementsOp::create(
+        b, loc, VectorType::get({kChunk}, m.inType), elements);
+    vector::StoreOp::create(b, loc, v, stage, ValueRange{dst},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  };
+  auto swizzled = [&](Value row, Value c) {
+    // row * 64 + ((c ^ (row % 8)) * 8)
+    Value x = arith::XOrIOp::create(b, loc, c, remu(row, cst(8)));
+    return add(mul(row, cst(64)), mul(x, cst(kChunk)));
+  };
+  // A: TM rows x 8 chunks.
+  for (int64_t j = 0; j < m.tileM * 8 / 128; ++j) {
+    Value q = add(p, cst(128 * j));
+    Value r = divu(q, cst(8)), c = remu(q, cst(8));
+    chunk(globalA, add(aRow, r), add(k0, mul(c, cst(kChunk))), M, K,
+          swizzled(r, c));
+  }
+  // B: loadN() / 64 boxes of 64 K rows x 8 chunks, after A.
+  int64_t bBase = aBytes() / 2, box = bBoxBytes() / 2;
+  for (int64_t j = 0; j < loadN() * 8 / 128; ++j) {
+    Value q = add(p, cst(128 * j));
+    Value h = divu(q, cst(512)), rem = remu(q, cst(512));
+    Value r = divu(rem, cst(8)), c = remu(rem, cst(8));
+    Value col = add(add(bCol, mul(h, cst(64))), mul(c, cst(kChunk)));
+    chunk(globalB, add(k0, r), col, K, N,
+          add(cst(bBase), add(mul(h, cst(box)), swizzled(r, c))));
   }
 }
 

@@ -12,6 +12,7 @@
 //   nIter = ceildiv(loop trip count, 64 / KT)     (hardware K tiles)
 //   if (warpgroup >= consumers) {    the producer warpgroup
 //     setmaxnreg.dec; if (its first thread) producer()
+//                     (without TMA, ws.ldgLoads: all its threads)
 //   } else {                         the consumer warpgroups
 //     setmaxnreg.inc; consumer()
 //   }
@@ -76,8 +77,9 @@ public:
   /// the trailing CUtensorMap pointer params (numTensorMaps() of them).
   LogicalResult build(IRMapping &mapping, ArrayRef<Value> tensorMaps);
 
-  /// Tensor-map params the kernel takes: A's and B's (and C's, TmaStore).
-  virtual unsigned numTensorMaps() const { return 2; }
+  /// Tensor-map params the kernel takes: A's and B's (and C's, TmaStore);
+  /// none for loads without TMA (ws.ldgLoads).
+  virtual unsigned numTensorMaps() const { return ws.ldgLoads ? 0 : 2; }
   /// Dynamic shared memory the kernel uses: 1 KiB of alignment slack, the
   /// stage buffers and the epilogue's staging buffers.
   int64_t sharedBytes() const {
@@ -115,6 +117,9 @@ protected:
   /// (stage, phase), `kIt` the K tile; A rows from `aRow`, B columns from
   /// `bCol`.
   void emitLoad(Value it, Value kIt, Value aRow, Value bCol);
+  /// emitLoad's stage fill without TMA (ws.ldgLoads), by every producer
+  /// thread: element loads of 16-byte chunks into the swizzled layout.
+  void emitLoadWithoutTma(Value stageOff, Value k0, Value aRow, Value bCol);
   /// The consumer's wgmma loop over the nIter K tiles, pipeline iterations
   /// g0, g0 + 1, ...; returns the accumulator. Releases every stage but the
   /// last it reads (the schedule releases that one after wait_group 0).
@@ -160,6 +165,7 @@ protected:
   WarpSpecialization ws;
   MLIRContext *ctx;
   Value smem, pad, tid, wg; // set by build()
+  Value globalA, globalB;   // the kernel's A and B params (build())
   Value tmaA, tmaB, tmaC;   // tmaC: TmaStoreKernel only
   Value full, empty;        // the mbarrier groups
   Value nIter;              // hardware K iterations per tile

@@ -31,8 +31,12 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
                               /*swizzle=*/128, /*l2Promotion=*/256,
                               TmaOobFill::zero);
     };
-    SmallVector<TmaDescAttr> maps = {tma(m.A, kBlockK, m.tileM, m.inType),
-                                     tma(m.B, 64, kBlockK, m.inType)};
+    // Without TMA (ws.ldgLoads): no maps, so the runtime has nothing to
+    // refuse and launches it for any operands.
+    SmallVector<TmaDescAttr> maps;
+    if (!ws.ldgLoads)
+      maps = {tma(m.A, kBlockK, m.tileM, m.inType),
+              tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
       maps.push_back(tma(m.C, 64, 64, m.outType));
     // Persistent: one CTA per SM (capped at the tile count), each looping

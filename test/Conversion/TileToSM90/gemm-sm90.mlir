@@ -1,12 +1,13 @@
 // RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="persistent=false" --convert-tile-gemm-to-sm90 | FileCheck %s
 // RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-to-nvvm="chip=sm_90a format=none sm90-persistent=false" | FileCheck %s --check-prefix=MERGED
+// RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="persistent=false" --convert-tile-gemm-to-sm90 | FileCheck %s --check-prefix=LDG
 
 // convert-tile-gemm-to-sm90 builds the Hopper variant (here the
 // non-persistent one; gemm-sm90-persistent.mlir: the persistent one) next to the tile
 // kernel (which stays for the generic lowering): tensor maps as trailing
 // pointer params, mbarrier pipeline, TMA producer, wgmma consumers.
 
-// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>, <param = 1, type = f16, box = [64, 64], {{.*}}>]>]>
+// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>, <param = 1, type = f16, box = [64, 64], {{.*}}>]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_ldg", block = [384, 1, 1], shared_bytes = 164864>]>
 // CHECK: gpu.module @gemm_sm90_module
 // CHECK: gpu.func @gemm_kernel_sm90(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %[[TA:.*]]: !llvm.ptr, %[[TB:.*]]: !llvm.ptr) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: gpu.dynamic_shared_memory
@@ -53,3 +54,20 @@
 // MERGED-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // MERGED-DAG: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // MERGED-DAG: nvvm.setmaxregister
+
+// The variant without TMA (last in the metadata, no tensor-map params):
+// every producer thread loads element-wise into the swizzled stage, fences
+// the async proxy and arrives on the full barrier (128 arrivals).
+// LDG-LABEL: gpu.func @gemm_kernel_sm90_ldg(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>) kernel
+// LDG: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// LDG: builtin.unrealized_conversion_cast %[[NULL]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x64xf16
+// LDG: %[[FULL:.*]] = nvgpu.mbarrier.create
+// LDG: nvgpu.mbarrier.init %[[FULL]][%{{.*}}], %c128
+// LDG-NOT: nvgpu.tma.prefetch.descriptor
+// LDG: nvvm.setmaxregister  decrease 96
+// LDG-NOT: nvgpu.tma.async.load
+// LDG: vector.store %{{.*}} : memref<{{.*}}xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// LDG: nvvm.fence.proxy
+// LDG: nvgpu.mbarrier.arrive %[[FULL]]
+// LDG: nvvm.setmaxregister  increase 200
+// LDG-LABEL: gpu.func @gemm_kernel_sm90(

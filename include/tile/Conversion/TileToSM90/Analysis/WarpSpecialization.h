@@ -57,6 +57,15 @@ struct WarpSpecialization {
   /// default for 128x256 tiles, see kTmaStoreMaxTiles). 0: only this
   /// kernel. Recorded in the attribute only when > 0.
   int64_t tmaStoreMaxTiles = 0;
+  /// Loads without TMA (the variant for operands no tensor map can
+  /// describe, e.g. an f16 row pitch that is not a multiple of 16 bytes):
+  /// every producer thread loads 16-byte chunks of A and B element-wise
+  /// (bounds-checked, zero outside) into the same 128B-swizzled stage
+  /// layout TMA writes, fences the async proxy and arrives on the stage's
+  /// full barrier. Cooperative or persistent schedules only; set by
+  /// convert-tile-gemm-to-sm90 for its extra variant, never in the
+  /// attribute.
+  bool ldgLoads = false;
   /// Shared bytes of the TMA-store staging buffers (0 without).
   int64_t stagingBytes() const { return tmaStore ? consumers * 2 * 8192 : 0; }
   int64_t threads() const { return 128 * (producers + consumers); }
