@@ -128,6 +128,10 @@ def test_no_llvm_libraries(venv):
                              text=True).stdout
         for bad in ("libLLVM", "libMLIR", "llvm-", "not found"):
             assert bad not in out, f"{f}:\n{out}"
+    # Its linker is lld's ELF driver inside it, not an ld.lld program.
+    out = subprocess.run([str(files[0]), "--print-toolchain"],
+                         capture_output=True, text=True, env={}).stdout
+    assert "inside this tilec" in out, out
 
 
 CPU_SCRIPT = textwrap.dedent("""
@@ -227,3 +231,50 @@ def test_cuda_compile_with_pip_ptxas(venv, tmp_path):
                                                          for c in calls)
     finally:
         shutil.rmtree(site / "nvidia")
+
+
+NO_TOOLKIT_SCRIPT = textwrap.dedent("""
+    import pathlib, subprocess, sys
+    import tile
+    from tile import toolchain
+    src = pathlib.Path(sys.argv[1])
+    try:
+        tile.compile(src, target="cuda:sm_90a")
+    except toolchain.ToolchainError as e:
+        print("package:", e)
+    else:
+        sys.exit("tile.compile for cuda worked without any CUDA toolkit")
+    r = subprocess.run([tile.find_tilec(), str(src), "--target=cuda",
+                        "--chip=sm_90a", "-o", "/dev/null"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    print("tilec:", r.stderr.strip())
+""")
+
+
+def test_cuda_without_toolkit_names_every_place(venv, tmp_path):
+    """No pip nvidia-cuda-nvcc, /usr/local/cuda hidden, no ptxas on PATH:
+    the package and the wheel's tilec both fail with an error naming every
+    place they searched (a kernel without math functions: tilec looks for
+    ptxas, not libdevice)."""
+    if not can_unshare():
+        pytest.skip("needs a mount namespace to hide /usr/local/cuda")
+    root, _ = venv
+    script = tmp_path / "nocuda.py"
+    script.write_text(NO_TOOLKIT_SCRIPT)
+    r = run_isolated([str(root / "bin" / "python"), str(script),
+                      str(ROOT / "examples" / "elementwise_add.mlir")],
+                     clean_env(root, tmp_path),
+                     hide_extra=("/usr/local/cuda",))
+    print(r.stdout, r.stderr)
+    assert r.returncode == 0, r.stdout + r.stderr
+    package = next(l for l in r.stdout.splitlines() if l.startswith("package:"))
+    for place in ("$TILE_PTXAS (unset)", "$TILE_CUDA_PATH (unset)",
+                  "$CUDA_HOME (unset)", "$CUDA_PATH (unset)",
+                  "pip nvidia-cuda-nvcc", "/usr/local/cuda", "PATH (no ptxas)"):
+        assert place in package, place
+    tilec = r.stdout[r.stdout.index("tilec:"):]
+    for place in ("ptxas not found", "$TILE_PTXAS (unset)",
+                  "$TILE_CUDA_PATH (unset)", "$CUDA_HOME (unset)",
+                  "$CUDA_PATH (unset)", "PATH (no ptxas)", "nvidia-cuda-nvcc"):
+        assert place in tilec, place
