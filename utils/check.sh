@@ -8,6 +8,10 @@
 #   pytest  the end-to-end numerics suite on the CPU (test/E2E) and the
 #           Python package's tests (python/tests)
 #   cuda    every CUDA bundle of test/E2E compiled for sm_90a and sm_80
+#   wheel   utils/wheel.sh builds the self-contained wheel for one Python
+#           (the static tilec inside) and test/Wheel installs it into a
+#           fresh venv with --no-index and compiles + runs kernels with no
+#           LLVM visible (docs/python.md, "The wheel")
 #   asan    ASan+UBSan build of the runtime (compiler OFF) in <build>-asan:
 #           its gtests, the E2E suite through its tile-run and the Python
 #           tests through its extension
@@ -21,6 +25,7 @@
 #          --no-build       skip setup and build; run the suites as built
 #          --no-asan        skip the asan stage (and the fuzz stage)
 #          --no-fuzz        skip the fuzz stage
+#          --no-wheel       skip the wheel stage
 # Environment: see utils/lib/setup.sh (TILE_BUILD_DIR, TILE_JOBS, ...);
 #   TILE_FUZZ_SECONDS  seconds per fuzzer (default 60; 0: run the seeds and
 #                      the saved corpus once)
@@ -37,12 +42,14 @@ KEEP_GOING=0
 NO_BUILD=0
 NO_ASAN=0
 NO_FUZZ=0
+NO_WHEEL=0
 for arg in "$@"; do
   case "$arg" in
     -k | --keep-going) KEEP_GOING=1 ;;
     --no-build) NO_BUILD=1 ;;
     --no-asan) NO_ASAN=1 NO_FUZZ=1 ;;
     --no-fuzz) NO_FUZZ=1 ;;
+    --no-wheel) NO_WHEEL=1 ;;
     -h | --help)
       sed -n '2,/^$/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
@@ -204,6 +211,44 @@ run_cuda_bundles() {
         --junitxml="$xml" test/E2E
   ) 2>&1 | tee "$log"
   record_suite cuda "${PIPESTATUS[0]}" "$xml" "$log"
+}
+
+# The self-contained wheel: built for TILE_WHEEL_PYTHON (default 3.12 when
+# pyenv or PATH has it, else the venv's version), its dependencies (numpy)
+# fetched once into .cache/wheel-deps/ for --find-links, then test/Wheel.
+run_wheel() {
+  local xml="$RESULTS/wheel.xml" log="$TILE_LOG_DIR/wheel.log"
+  local dist="$TILE_BUILD_DIR/wheel-dist" ver whl deps
+  rm -f "$xml"
+  ver="${TILE_WHEEL_PYTHON:-3.12}"
+  if ! compgen -G "${PYENV_ROOT:-$HOME/.pyenv}/versions/$ver.*/bin/python$ver" >/dev/null &&
+    ! command -v "python$ver" >/dev/null; then
+    ver="$(py -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  fi
+  tile_step "wheel: utils/wheel.sh (python$ver) + test/Wheel"
+  rm -rf "$dist"
+  if ! TILE_WHEEL_PYTHONS="$ver" TILE_WHEEL_DIR="$dist" "$TILE_ROOT/utils/wheel.sh" \
+    >"$TILE_LOG_DIR/wheel-build.log" 2>&1; then
+    tail -n 30 "$TILE_LOG_DIR/wheel-build.log"
+    stage_failed "wheel build" "$TILE_LOG_DIR/wheel-build.log"
+    return
+  fi
+  tail -n 3 "$TILE_LOG_DIR/wheel-build.log"
+  whl="$(ls "$dist"/tile-*.whl)"
+  deps="$TILE_ROOT/.cache/wheel-deps/$ver"
+  if ! compgen -G "$deps/numpy-*.whl" >/dev/null; then
+    "$TILE_ROOT/.cache/wheel-venvs/$ver/bin/python" -m pip download --quiet \
+      --only-binary=:all: -d "$deps" \
+      "numpy>=1.22" \
+      >"$TILE_LOG_DIR/wheel-deps.log" 2>&1 ||
+      { stage_failed "wheel deps (numpy)" "$TILE_LOG_DIR/wheel-deps.log"; return; }
+  fi
+  (
+    cd "$TILE_ROOT" &&
+      TILE_WHEEL="$whl" TILE_WHEEL_DEPS="$deps" py -m pytest -q -s -p no:cacheprovider \
+        --rootdir="$TILE_ROOT" --junitxml="$xml" test/Wheel
+  ) 2>&1 | tee "$log"
+  record_suite wheel "${PIPESTATUS[0]}" "$xml" "$log"
 }
 
 # ---- sanitizers and fuzzers (docs/building.md, "Fuzzing and sanitizers") ----
@@ -424,6 +469,7 @@ main() {
   run_ctest
   run_pytest
   run_cuda_bundles
+  ((NO_WHEEL)) || run_wheel
   if ((NO_ASAN == 0)) && run_asan && ((NO_FUZZ == 0)); then
     run_fuzz
   fi

@@ -1,6 +1,7 @@
 //===- Toolchain.cpp - find and run the external tools of a target --------===//
 
 #include "tile/Target/Toolchain.h"
+#include "tile/Target/EmbeddedLinker.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -25,6 +26,9 @@ using namespace mlir::tile;
 #ifndef TILE_LLVM_VERSION_MAJOR
 #define TILE_LLVM_VERSION_MAJOR ""
 #endif
+
+/// findLinker's result for the embedded linker: no path, a name.
+static constexpr StringLiteral kEmbeddedLinkerName = "ld.lld (embedded)";
 
 std::string mlir::tile::getEnv(StringRef name) {
   const char *v = std::getenv(name.str().c_str());
@@ -70,6 +74,14 @@ bool ToolSearch::tryPATH(ArrayRef<StringRef> names) {
   }
   places.push_back("PATH (no " + llvm::join(names, ", ") + ")");
   return false;
+}
+
+bool ToolSearch::useBuiltIn(StringRef how, StringRef name) {
+  if (found() || failedRequired())
+    return found();
+  places.push_back((how + ": " + name).str());
+  result = name.str();
+  return true;
 }
 
 std::string ToolSearch::describe() const {
@@ -128,6 +140,11 @@ ToolSearch mlir::tile::findLinker() {
     return search;
   }
   search.tryPath("$TILE_LD_LLD", "");
+  if (hasEmbeddedLinker()) {
+    search.useBuiltIn("lld's ELF driver inside this tilec (static build)",
+                      kEmbeddedLinkerName);
+    return search;
+  }
   StringRef major = TILE_LLVM_VERSION_MAJOR;
   std::string versioned = ("ld.lld-" + major).str();
   search.tryPath("LLVM tools directory found by CMake", TILE_LLVM_TOOLS_DIR,
@@ -162,7 +179,8 @@ LogicalResult mlir::tile::linkSharedObject(Location loc, StringRef object,
   StringRef program = lld.getPath();
   SmallVector<StringRef> args = {program, "-shared", "--gc-sections", "-O2",
                                  "-o",    soPath,    objPath};
-  int rc = runTool(program, args, log);
+  int rc = program == kEmbeddedLinkerName ? runEmbeddedLinker(args, log)
+                                          : runTool(program, args, log);
   if (rc != 0)
     return emitError(loc) << "linking the kernel's shared object failed ("
                           << program << " exited with " << rc << "): "

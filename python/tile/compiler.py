@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 
-from . import _frameworks
+from . import _frameworks, toolchain
 from ._runtime import BACKENDS, TARGETS
 from .cache import BUNDLE, DiskCache, cache_disabled, memory_cache
 
@@ -56,7 +56,8 @@ def _not_implemented(backend, kind=None):
 # ---- tilec ---------------------------------------------------------------------
 
 def find_tilec():
-    """$TILE_TILEC, tile/bin/tilec (wheel), <build>/bin/tilec (build tree
+    """$TILE_TILEC, then the wheel's own tile/bin/tilec (static, needs no
+    LLVM: it wins over any other tilec), <build>/bin/tilec (build tree
     python_packages/tile), then PATH."""
     env = os.environ.get("TILE_TILEC")
     if env:
@@ -74,39 +75,6 @@ def find_tilec():
         "tile: cannot find the compiler 'tilec': set TILE_TILEC=/path/to/tilec, "
         "put it on PATH, or use the build tree's python_packages "
         "(PYTHONPATH=<build>/python_packages)")
-
-
-@functools.lru_cache(maxsize=None)
-def pip_cuda_toolkit():
-    """The directory of the pip package nvidia-cuda-nvcc holding bin/ptxas
-    (and nvvm/libdevice): nvidia/cuda_nvcc (CUDA 12 wheels) or nvidia/cu13
-    (CUDA 13), or None when it is not installed."""
-    import importlib.util
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for base in spec.submodule_search_locations:
-        for cand in sorted(pathlib.Path(base).glob("*/bin/ptxas")):
-            if os.access(cand, os.X_OK):
-                return str(cand.parent.parent)
-    return None
-
-
-def tilec_env():
-    """tilec's environment: the caller's, plus TILE_CUDA_PATH pointing at the
-    pip nvidia-cuda-nvcc package when the caller set neither TILE_CUDA_PATH
-    nor TILE_PTXAS. tilec looks for ptxas and libdevice in $TILE_PTXAS,
-    $TILE_CUDA_PATH, $CUDA_HOME, $CUDA_PATH, the toolkit found when tilec was
-    built, then PATH (docs/building.md, "Toolchain discovery")."""
-    env = dict(os.environ)
-    if not env.get("TILE_CUDA_PATH") and not env.get("TILE_PTXAS"):
-        pip = pip_cuda_toolkit()
-        if pip:
-            env["TILE_CUDA_PATH"] = pip
-    return env
 
 
 _id_lock = threading.Lock()
@@ -251,7 +219,7 @@ def _run_tilec(tilec, source, args, verbose, what="compile"):
         cmd = [tilec, str(src), "-o", str(out), *args]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True,
-                              env=tilec_env())
+                              env=toolchain.tilec_env(args))
         if verbose:
             print(f"[tile] {' '.join(cmd)}  ({time.perf_counter() - t0:.2f} s, "
                   f"exit {proc.returncode})", file=sys.stderr)

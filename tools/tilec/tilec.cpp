@@ -17,6 +17,7 @@
 #include "tile/Compiler/Compile.h"
 #include "tile/InitAll.h"
 #include "tile/Target/AllTargets.h"
+#include "tile/Target/EmbeddedLinker.h"
 #include "tile/Target/TargetBackend.h"
 
 #ifdef TILE_TILEC_WITH_RUNTIME
@@ -25,12 +26,9 @@
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "tile/Support/OutputFile.h"
 
@@ -267,10 +265,17 @@ int runInfo() {
 } // namespace
 
 int main(int argc, char **argv) {
+  int linkerExit; // the static tilec's linker child (EmbeddedLinker.h)
+  if (mlir::tile::runEmbeddedLinkerMain(argc, argv, linkerExit))
+    return linkerExit;
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::install_fatal_error_handler(onFatalError);
-  registerAllPasses();
+  // tile's passes and MLIR's generic ones (canonicalize, cse, ...) for
+  // --pass-pipeline; the dialects are those tile and its targets use, not
+  // MLIR's registerAll*: a static tilec (the wheel) then carries no other
+  // dialect, pass or code generator.
   mlir::tile::registerAllPasses();
+  registerTransformsPasses();
   mlir::tile::registerAllTargets();
   registerPassManagerCLOptions();
   registerAsmPrinterCLOptions();
@@ -315,9 +320,6 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
   mlir::tile::registerAllDialects(registry);
   for (const mlir::tile::TargetBackend *t : mlir::tile::getRegisteredTargets())
     t->registerDialects(registry);

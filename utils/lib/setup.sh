@@ -31,6 +31,7 @@ export TILE_ROOT TILE_BUILD_DIR
 TILE_DEBIAN_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22 llvm-22-tools
   libclang-rt-22-dev
+  liblld-22-dev zlib1g-dev libzstd-dev
   ninja-build cmake ccache
   libdlpack-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   python3 python3-venv

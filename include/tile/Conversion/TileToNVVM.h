@@ -71,8 +71,9 @@ void buildTileNVVMSerialization(OpPassManager &pm, StringRef format,
 void registerTileToNVVMPipeline();
 
 /// Dialects, interfaces and LLVM IR translations the NVIDIA pipeline needs
-/// (gpu, nvgpu, nvvm, vector; NVVM target attribute; gpu/nvvm/llvm to LLVM
-/// IR translation).
+/// (gpu, nvgpu, nvvm, vector; NVVM target attribute; the ConvertToLLVM
+/// interfaces convert-gpu-to-nvvm uses; gpu/nvvm/llvm to LLVM IR
+/// translation).
 void registerTileNVVMDialects(DialectRegistry &registry);
 
 } // namespace tile

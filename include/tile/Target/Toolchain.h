@@ -39,6 +39,9 @@ public:
                bool required = false);
   /// The first `names` entry found on PATH.
   bool tryPATH(ArrayRef<StringRef> names);
+  /// Something built into this program stands in for the tool (the static
+  /// tilec's linker): found, with `how` as the place and `name` as the path.
+  bool useBuiltIn(StringRef how, StringRef name);
 
   bool found() const { return result.has_value(); }
   /// The found path, or the set-but-wrong required place's error.
@@ -68,11 +71,14 @@ std::string getEnv(StringRef name);
 int runTool(StringRef program, ArrayRef<StringRef> args, std::string &log);
 
 /// ld.lld, which links host objects into shared objects:
-///   $TILE_LD_LLD, ld.lld in the LLVM tools directory CMake found LLVM in,
-///   then ld.lld-<LLVM major> / ld.lld on PATH.
+///   $TILE_LD_LLD, then in a static tilec (TILE_STATIC_TOOLS, the wheel) the
+///   lld ELF driver inside it (tile/Target/EmbeddedLinker.h), else ld.lld in
+///   the LLVM tools directory CMake found LLVM in, then ld.lld-<LLVM major> /
+///   ld.lld on PATH.
 ToolSearch findLinker();
 
-/// Links `object` into a shared object with ld.lld. Undefined symbols (libm
+/// Links `object` into a shared object with ld.lld (findLinker: the program,
+/// or the embedded linker in a child tilec). Undefined symbols (libm
 /// functions) are left for the dynamic loader: the runtime process has libm.
 LogicalResult linkSharedObject(Location loc, StringRef object,
                                std::string &sharedObject);
