@@ -1,0 +1,112 @@
+"""End to end: fused kernels of issue 14 (FlashAttention forward, GEMM with
+a bias + ReLU epilogue, RMSNorm), their examples and template variants,
+through both runtime backends, against float64 references. Odd sizes
+exercise the predicated tails."""
+
+import numpy as np
+import pytest
+
+from e2e_util import EXAMPLES, KERNELS, rel_error
+
+try:
+    import ml_dtypes
+    BF16 = ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover - the venv pins ml_dtypes
+    BF16 = None
+
+BACKENDS = ["ffi", "native"]
+NP_TYPE = {"f16": np.float16, "bf16": BF16}
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def as_dtype(x, dtype):
+    """x rounded to `dtype`; bf16 data travels as float32 (tile-run converts
+    it to the parameter's element type)."""
+    if dtype == "bf16":
+        if BF16 is None:
+            pytest.skip("ml_dtypes missing")
+        return x.astype(BF16).astype(np.float32)
+    return x.astype(NP_TYPE[dtype])
+
+
+def body(text):
+    """The text from the first line that is not a // comment."""
+    lines = text.splitlines()
+    first = next(i for i, l in enumerate(lines) if not l.startswith("//"))
+    return "\n".join(lines[first:])
+
+
+# --------------------------------------------------------------------------
+# FlashAttention forward.
+# --------------------------------------------------------------------------
+
+FA_EXAMPLE = dict(DT="f16", D=64, BM=64, BN=64, THREADS=128)
+
+
+def fa_source(**params):
+    return (KERNELS / "flash_attention.mlir.in").read_text().format(
+        **dict(FA_EXAMPLE, **params))
+
+
+def ref_attention(q, k, v, scale, causal):
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    s = np.einsum("bhqd,bhkd->bhqk", q, k) * scale
+    if causal:
+        n = s.shape[-1]
+        s = np.where(np.tril(np.ones((n, n), dtype=bool)), s, -np.inf)
+    s = s - s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    p /= p.sum(axis=-1, keepdims=True)
+    return np.einsum("bhqk,bhkd->bhqd", p, v)
+
+
+def run_attention(bundle, tmp_path, backend, b, h, s, d, dtype, causal,
+                  seed):
+    r = rng(seed)
+    q, k, v = (as_dtype(r.standard_normal((b, h, s, d)), dtype)
+               for _ in range(3))
+    scale = 1.0 / np.sqrt(d)
+    out = bundle.run(tmp_path, {"Q": q, "K": k, "V": v}, backend,
+                     scalars={"scale": scale, "causal": int(causal)})["O"]
+    return out, ref_attention(q, k, v, scale, causal)
+
+
+def test_example_flash_attention_is_template_instance():
+    example = (EXAMPLES / "flash_attention.mlir").read_text()
+    assert body(example) == body(fa_source()).rstrip("\n")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("b,h,s", [(1, 2, 100), (2, 1, 64), (1, 1, 1)])
+def test_example_flash_attention(compile_kernel, tmp_path, backend, causal, b,
+                                 h, s):
+    bundle = compile_kernel((EXAMPLES / "flash_attention.mlir").read_text())
+    out, ref = run_attention(bundle, tmp_path, backend, b, h, s, 64, "f16",
+                             causal, seed=20)
+    assert rel_error(out, ref) < 5e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype,d,causal", [("bf16", 64, False),
+                                            ("bf16", 128, True),
+                                            ("f16", 128, False),
+                                            ("f16", 128, True)])
+def test_flash_attention_variants(compile_kernel, tmp_path, backend, dtype, d,
+                                  causal):
+    bundle = compile_kernel(fa_source(DT=dtype, D=d))
+    out, ref = run_attention(bundle, tmp_path, backend, 2, 2, 77, d, dtype,
+                             causal, seed=21)
+    assert rel_error(out, ref) < (2e-2 if dtype == "bf16" else 5e-3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_flash_attention_large_tiles(compile_kernel, tmp_path, backend):
+    # 128-row query tiles over 4 warps (two m16 tiles per warp), 8 key tiles.
+    bundle = compile_kernel(fa_source(BM=128, BN=64, THREADS=128))
+    out, ref = run_attention(bundle, tmp_path, backend, 1, 2, 300, 64, "f16",
+                             True, seed=22)
+    assert rel_error(out, ref) < 5e-3
