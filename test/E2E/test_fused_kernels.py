@@ -110,3 +110,40 @@ def test_flash_attention_large_tiles(compile_kernel, tmp_path, backend):
     out, ref = run_attention(bundle, tmp_path, backend, 1, 2, 300, 64, "f16",
                              True, seed=22)
     assert rel_error(out, ref) < 5e-3
+
+
+# --------------------------------------------------------------------------
+# GEMM + bias + ReLU.
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m,n,k", [(200, 300, 100), (128, 128, 32),
+                                   (1, 129, 7)])
+def test_example_gemm_epilogue(compile_kernel, tmp_path, backend, m, n, k):
+    bundle = compile_kernel((EXAMPLES / "gemm_epilogue.mlir").read_text())
+    r = rng(23)
+    a = as_dtype(r.standard_normal((m, k)), "f16")
+    b = as_dtype(r.standard_normal((k, n)), "f16")
+    bias = as_dtype(r.standard_normal(n), "f16")
+    out = bundle.run(tmp_path, {"A": a, "B": b, "bias": bias}, backend)["C"]
+    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0)
+    assert rel_error(out, ref) < 2e-3
+
+
+# --------------------------------------------------------------------------
+# RMSNorm.
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m", [1, 37, 64])
+def test_example_rmsnorm(compile_kernel, tmp_path, backend, m):
+    bundle = compile_kernel((EXAMPLES / "rmsnorm.mlir").read_text())
+    r = rng(24)
+    x = as_dtype(r.standard_normal((m, 1024)) * 2, "f16")
+    w = as_dtype(r.standard_normal(1024), "f16")
+    eps = 1e-6
+    out = bundle.run(tmp_path, {"X": x, "W": w}, backend,
+                     scalars={"eps": eps})["Y"]
+    x64 = x.astype(np.float64)
+    ref = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + eps) * w
+    assert rel_error(out, ref) < 2e-3
