@@ -18,7 +18,7 @@
 //   3. mb[i] = max_j S[i, j]; m' = max(m, mb); alpha = exp2(m - m');
 //   4. P = exp2(S - m') as f16 (a fragment), lb[i] = sum_j (same, in f32);
 //   5. l = alpha * l + lb; O = alpha * O; O += P V.
-// Finally O /= l, copied out as f16.
+// Finally O *= 1 / l, copied out as f16.
 //
 // How it maps to the GPU (tile-infer-layouts, convert-tile-to-nvgpu): S and
 // O are mma.sync accumulators whose warps hold whole rows; P inherits S's
@@ -46,6 +46,7 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
   %zero = arith.constant 0 : i32
   %true = arith.constant true
   %ninf = arith.constant 0xFF800000 : f32
+  %one = arith.constant 1.0 : f32
   // exp(x) = exp2(x * log2(e)): the scores are kept in the log2 domain.
   %log2e = arith.constant 1.44269504088896340736 : f32
   %B = memref.dim %Q, %c0 : memref<?x?x?x64xf16>
@@ -139,10 +140,16 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
       }
       tile.gemm %P, %Vs, %Of : memref<64x64xf16, #tile.scope<fragment>>, memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf32, #tile.scope<fragment>>
     }
+    // O /= l: one reciprocal per row, then multiplies.
+    tile.parallel (%i) in [64] {
+      %li = memref.load %l[%i] : memref<64xf32, #tile.scope<fragment>>
+      %inv = arith.divf %one, %li : f32
+      memref.store %inv, %l[%i] : memref<64xf32, #tile.scope<fragment>>
+    }
     tile.parallel (%i, %d) in [64, 64] {
       %o = memref.load %Of[%i, %d] : memref<64x64xf32, #tile.scope<fragment>>
-      %li = memref.load %l[%i] : memref<64xf32, #tile.scope<fragment>>
-      %r = arith.divf %o, %li : f32
+      %inv = memref.load %l[%i] : memref<64xf32, #tile.scope<fragment>>
+      %r = arith.mulf %o, %inv : f32
       memref.store %r, %Of[%i, %d] : memref<64x64xf32, #tile.scope<fragment>>
     }
     tile.copy %Of to %O[%b, %h, %q0, %c0] drop_dims [0, 1] : memref<64x64xf32, #tile.scope<fragment>> to memref<?x?x?x64xf16>
