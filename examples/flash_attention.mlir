@@ -14,7 +14,8 @@
 // online softmax (FlashAttention-2), per 64-key tile t (a 2-stage cp.async
 // pipeline over K and V tiles; causal: only the tiles up to the diagonal):
 //   1. S = Q K^T (tensor cores, K^T read transposed from shared memory);
-//   2. S = scale * log2(e) * S, masked to -inf (tile.parallel);
+//   2. S = scale * log2(e) * S, masked to -inf (tile.parallel; only in
+//      the tiles that cross S or, causal, the diagonal);
 //   3. mb[i] = max_j S[i, j]; m' = max(m, mb); alpha = exp2(m - m');
 //   4. P = exp2(S - m') as f16 (a fragment), lb[i] = sum_j (same, in f32);
 //   5. l = alpha * l + lb; O = alpha * O; O += P V.
@@ -86,20 +87,36 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
       tile.copy %K[%b, %h, %k0, %c0] to %Ks drop_dims [0, 1] : memref<?x?x?x64xf16> to memref<64x64xf16, #tile.scope<shared>>
       tile.copy %V[%b, %h, %k0, %c0] to %Vs drop_dims [0, 1] : memref<?x?x?x64xf16> to memref<64x64xf16, #tile.scope<shared>>
       tile.gemm %Qs, %Ks, %S {transpose_b, clear} : memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf32, #tile.scope<fragment>>
+      // Only the key tile past S, or (causal) one reaching past the first
+      // query of the tile, needs the mask (a block-uniform branch).
+      %kend = arith.addi %k0, %cBN : index
+      %tail = arith.cmpi ugt, %kend, %L : index
+      %klast = arith.subi %kend, %c1 : index
+      %late = arith.cmpi ugt, %klast, %q0 : index
+      %diag = arith.andi %is_causal, %late : i1
+      %masked = arith.ori %tail, %diag : i1
       // Scale into the log2 domain; keys past S (the copy's zero fill) and,
       // when causal, keys after the query are -inf.
-      tile.parallel (%i, %j) in [64, 64] {
-        %s = memref.load %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
-        %x = arith.mulf %s, %qk_scale : f32
-        %qi = arith.addi %q0, %i : index
-        %kj = arith.addi %k0, %j : index
-        %inside = arith.cmpi ult, %kj, %L : index
-        %future = arith.cmpi ugt, %kj, %qi : index
-        %hidden = arith.andi %is_causal, %future : i1
-        %shown = arith.xori %hidden, %true : i1
-        %keep = arith.andi %shown, %inside : i1
-        %y = arith.select %keep, %x, %ninf : f32
-        memref.store %y, %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+      scf.if %masked {
+        tile.parallel (%i, %j) in [64, 64] {
+          %s = memref.load %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+          %x = arith.mulf %s, %qk_scale : f32
+          %qi = arith.addi %q0, %i : index
+          %kj = arith.addi %k0, %j : index
+          %inside = arith.cmpi ult, %kj, %L : index
+          %future = arith.cmpi ugt, %kj, %qi : index
+          %hidden = arith.andi %is_causal, %future : i1
+          %shown = arith.xori %hidden, %true : i1
+          %keep = arith.andi %shown, %inside : i1
+          %y = arith.select %keep, %x, %ninf : f32
+          memref.store %y, %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+        }
+      } else {
+        tile.parallel (%i, %j) in [64, 64] {
+          %s = memref.load %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+          %x = arith.mulf %s, %qk_scale : f32
+          memref.store %x, %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+        }
       }
       tile.reduce max %S into %mb {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<fragment>> into memref<64xf32, #tile.scope<fragment>>
       // New running max; alpha rescales what was accumulated so far (0 in
