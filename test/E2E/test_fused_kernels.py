@@ -147,3 +147,29 @@ def test_example_rmsnorm(compile_kernel, tmp_path, backend, m):
     x64 = x.astype(np.float64)
     ref = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + eps) * w
     assert rel_error(out, ref) < 2e-3
+
+
+# --------------------------------------------------------------------------
+# Row and column statistics of a GEMM accumulator (slice layouts, shuffle
+# reductions within and across warps on the GPU).
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m,n,k", [(100, 70, 40), (64, 64, 32), (1, 130, 5)])
+def test_gemm_row_col_stats(compile_kernel, tmp_path, backend, m, n, k):
+    bundle = compile_kernel(
+        (KERNELS / "gemm_row_col_stats.mlir").read_text())
+    r = rng(25)
+    a = as_dtype(r.standard_normal((m, k)), "f16")
+    b = as_dtype(r.standard_normal((k, n)), "f16")
+    tiles = -(-m // 64)
+    outs = bundle.run(tmp_path, {"A": a, "B": b,
+                                 "R": np.zeros(m, np.float32),
+                                 "X": np.zeros((tiles, n), np.float32)},
+                      backend)
+    c = a.astype(np.float64) @ b.astype(np.float64)
+    assert rel_error(outs["R"], c.sum(axis=1)) < 1e-5
+    x = np.stack([c[64 * t:64 * t + 64].max(axis=0) for t in range(tiles)])
+    if m % 64:  # the last tile's rows past M are zeros
+        x[-1] = np.maximum(x[-1], 0)
+    assert rel_error(outs["X"], x) < 1e-6
