@@ -43,7 +43,7 @@ def body(text):
 # FlashAttention forward.
 # --------------------------------------------------------------------------
 
-FA_EXAMPLE = dict(DT="f16", D=64, BM=64, BN=64, THREADS=128)
+FA_EXAMPLE = dict(DT="f16", D=64, BM=64, BN=64, THREADS=128, STAGES=2)
 
 
 def fa_source(**params):
@@ -105,8 +105,9 @@ def test_flash_attention_variants(compile_kernel, tmp_path, backend, dtype, d,
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_flash_attention_large_tiles(compile_kernel, tmp_path, backend):
-    # 128-row query tiles over 4 warps (two m16 tiles per warp), 8 key tiles.
-    bundle = compile_kernel(fa_source(BM=128, BN=64, THREADS=128))
+    # 128-row query tiles over 4 warps (two m16 tiles per warp), 5 key tiles,
+    # a 3-stage pipeline.
+    bundle = compile_kernel(fa_source(BM=128, BN=64, THREADS=128, STAGES=3))
     out, ref = run_attention(bundle, tmp_path, backend, 1, 2, 300, 64, "f16",
                              True, seed=22)
     assert rel_error(out, ref) < 5e-3

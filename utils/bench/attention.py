@@ -20,7 +20,8 @@ GPU host (device tool, carry [".gpu", ".hopper"]):
 Correctness first: every kernel is checked against SDPA (float32 math) on
 odd sizes (S = 1, 77, 1000) and on every timed shape; a kernel that fails
 is not timed. Then one table per (dtype, head dim, causal): TFLOP/s of
-SDPA and of each tile variant (BMxBN tiles, threads), and best/SDPA.
+SDPA and of each tile variant (BMxBN tiles, threads, stages), and
+best/SDPA.
 FLOPs: 4 * B * H * S^2 * D (halved when causal), as FlashAttention counts.
 """
 import argparse
@@ -102,7 +103,8 @@ def main():
                 except Exception as e:  # noqa
                     log(f"{m['name']}: FAILED to load/run: "
                         f"{type(e).__name__}: {e}")
-            names = [f"{m['bm']}x{m['bn']}t{m['threads']}" for m, _ in kernels]
+            names = [f"{m['bm']}x{m['bn']}t{m['threads']}s{m['stages']}"
+                     for m, _ in kernels]
             for causal in (False, True):
                 log(f"\n[{dt} d={d} {'causal' if causal else 'non-causal'}] "
                     f"TFLOP/s, B*H = {bh} (B=4, H=8)")

@@ -20,16 +20,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 FA_TEMPLATE = "test/E2E/kernels/flash_attention.mlir.in"
 
-# FlashAttention tiles: (query rows BM, key rows BN, threads). Every warp
-# owns BM / (threads / 32) whole query rows (the P.V A operand stays in
-# registers). Not tuned for one shape: the benchmark reports all of them.
-FA_TILES = [(64, 64, 128), (128, 64, 256), (128, 32, 256), (128, 64, 128)]
+# FlashAttention tiles: (query rows BM, key rows BN, threads, pipeline
+# stages). Every warp owns BM / (threads / 32) whole query rows (the P.V A
+# operand stays in registers). Not tuned for one shape: the benchmark
+# reports all of them.
+FA_TILES = [(64, 64, 128, 2), (64, 64, 128, 3), (128, 64, 256, 2),
+            (128, 32, 256, 2), (128, 64, 256, 3)]
 FA_HEAD_DIMS = [64, 128]
 DTYPES = ["f16", "bf16"]
 
 
-def fa_name(dt, d, bm, bn, threads):
-    return f"fa_{dt}_d{d}_{bm}x{bn}_t{threads}"
+def fa_name(dt, d, bm, bn, threads, stages):
+    return f"fa_{dt}_d{d}_{bm}x{bn}_t{threads}_s{stages}"
 
 
 def compile_fused(tilec, out, chip="sm_90a", only=""):
@@ -41,12 +43,14 @@ def compile_fused(tilec, out, chip="sm_90a", only=""):
     jobs = []
     for dt in DTYPES:
         for d in FA_HEAD_DIMS:
-            for bm, bn, threads in FA_TILES:
-                jobs.append((fa_name(dt, d, bm, bn, threads),
+            for bm, bn, threads, stages in FA_TILES:
+                jobs.append((fa_name(dt, d, bm, bn, threads, stages),
                              dict(kind="attention", dtype=dt, head_dim=d,
-                                  bm=bm, bn=bn, threads=threads),
+                                  bm=bm, bn=bn, threads=threads,
+                                  stages=stages),
                              template.format(DT=dt, D=d, BM=bm, BN=bn,
-                                             THREADS=threads)))
+                                             THREADS=threads,
+                                             STAGES=stages)))
         jobs.append((f"gemm_epilogue_{dt}",
                      dict(kind="gemm_epilogue", dtype=dt),
                      epilogue if dt == "f16"
