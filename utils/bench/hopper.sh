@@ -8,7 +8,10 @@
 # python3, runs the runtime gtests (mock driver) and then
 # `gemm.py --hopper` (our kernels through our runtime, sm_90a variant
 # active, next to cuBLAS and Triton). Logs under $OUT/hopper-logs (or the
-# build dir). Environment: TILE_GPU_BUILD_DIR (default build-hopper-gpu).
+# build dir). Environment: TILE_GPU_BUILD_DIR (default build-hopper-gpu);
+# TILE_HOPPER_BENCH=attention or gemm_epilogue runs that benchmark
+# (utils/bench/attention.py, gemm_epilogue.py) on .hopper/fused
+# (make_kernels.py --fused) instead of gemm.py.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 G=$ROOT/.gpu
@@ -42,10 +45,16 @@ if [[ ${#GT[@]} -gt 0 ]]; then
   grep -E "^\s*[0-9]+ - |\(Failed\)" "$LOG/ctest.log" | head -10
   echo "==> CUDA gtests: $(grep -cE 'Test +#[0-9]+: Cuda.* Passed' "$LOG/ctest.log") passed"
 fi
-echo "==> gemm.py --hopper"
+BENCH=${TILE_HOPPER_BENCH:-gemm}
+echo "==> $BENCH"
+if [[ $BENCH == gemm ]]; then
+  BENCH_ARGS=("$ROOT/utils/bench/gemm.py" --hopper "$H/bench")
+else
+  BENCH_ARGS=("$ROOT/utils/bench/$BENCH.py" --bundles "$H/fused")
+fi
 PYTHONPATH=$B/python_packages TILE_RUNTIME_LIB=$B/lib/Runtime/libtile_runtime.so \
   TILE_CUDA_VERBOSE=1 PYTHONUNBUFFERED=1 \
-  "$PY" "$ROOT/utils/bench/gemm.py" --hopper "$H/bench" --out "$LOG" "$@" 2>"$LOG/gemm.stderr"
+  "$PY" "${BENCH_ARGS[@]}" --out "$LOG" "$@" 2>"$LOG/gemm.stderr"
 rc=$?
 echo "==> variant dispatch (TILE_CUDA_VERBOSE, counts):"
 sed -E 's/0x[0-9a-f]+//g' "$LOG/gemm.stderr" | grep "^tile:" | sort | uniq -c | sort -rn | head -12

@@ -31,6 +31,13 @@ experimental sm90-epilogue=tma (TMA-store epilogue, persistent:
 example_128x128t, gemm_128x256t), into
 OUT/NAME.tileb and OUT/hopper.json,
 read by `gemm.py --hopper OUT`.
+
+    utils/bench/make_kernels.py --fused [--out .hopper/fused]
+
+compiles the fused-kernel benchmarks' bundles for sm_90a (utils/bench/
+fused.py: FlashAttention variants of test/E2E/kernels/flash_attention.mlir.in
+and examples/gemm_epilogue.mlir) with OUT/fused.json, read by
+utils/bench/attention.py and utils/bench/gemm_epilogue.py.
 """
 import argparse, json, os, re, subprocess, sys
 
@@ -192,7 +199,16 @@ def main():
                     "(--hopper: comma-separated kernel names)")
     ap.add_argument("--hopper", action="store_true",
                     help="the sm_90a benchmark kernels (gemm.py --hopper)")
+    ap.add_argument("--fused", action="store_true",
+                    help="the attention / GEMM-epilogue benchmark kernels")
     args = ap.parse_args()
+    if args.fused:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import fused
+        fused.compile_fused(args.tilec,
+                            args.out or os.path.join(root, ".hopper/fused"),
+                            only=args.only)
+        return
     if args.hopper:
         make_hopper(root, args.tilec,
                     args.out or os.path.join(root, ".hopper/bench"),

@@ -79,7 +79,10 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_80\"",
-           "Target GPU (sm_80, sm_90a, ...): selects the instructions used">
+           "Target GPU (sm_80, sm_90a, ...): selects the instructions used">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark naming every op that takes a slow general path "
+           "(a tile.gemm lowered to SIMT FMAs) and the reason">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

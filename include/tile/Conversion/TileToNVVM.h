@@ -34,6 +34,12 @@ struct TileToNVVMPipelineOptions
                      "$CUDA_HOME, $CUDA_PATH; ptxas on PATH). tilec passes "
                      "the toolkit its discovery found (CUDAToolkit.h)"),
       llvm::cl::init("")};
+  Option<bool> remarks{
+      *this, "remarks",
+      llvm::cl::desc("Remarks naming every kernel that does not get the "
+                     "sm_90a warp-specialized path and every tile.gemm "
+                     "lowered to SIMT FMAs, with the reason"),
+      llvm::cl::init(false)};
   Option<bool> sm90Gemm{
       *this, "sm90-gemm",
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "

@@ -1,13 +1,19 @@
 //===- Gemm.cpp - tile.gemm to per-thread code ----------------------------===//
 //
 // Tensor cores: mma.sync (m16n8k16 f16/bf16, m16n8k8 tf32) when C has the
-// mma accumulator layout (tile-infer-layouts), A and B are shared; operand
+// mma accumulator layout (tile-infer-layouts) and B is shared; operand
 // fragments come from ldmatrix (f16/bf16, any transposition) or scalar
-// shared loads (tf32). Each warp owns a (M/wm) x (N/wn) tile of C.
+// shared loads (tf32). Each warp owns a (M/wm) x (N/wn) tile of C. A is
+// shared, or (f16/bf16) a fragment in the A-operand register layout: the
+// accumulator layout with whole rows per warp, where the registers of n8
+// tiles 2kk and 2kk+1 are the m16n8k16 A fragment of k-step kk (P of P.V
+// in attention, converted elementwise from the S accumulator) -- read
+// straight from its registers.
 //
-// Otherwise (SIMT): every thread accumulates the C elements its fragment
-// registers hold over K, reading A and B from on-chip buffers (a fragment A
-// operand is staged through shared memory first).
+// Otherwise (SIMT, with a remark when asked for): every thread accumulates
+// the C elements its fragment registers hold over K, reading A and B from
+// on-chip buffers (a fragment A operand is staged through shared memory
+// first).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +24,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -39,9 +46,13 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op) {
     forEachRegister(cb->registers, [&](Value r, int64_t) {
       storeRegister(*cb, r, zeroOf(accType));
     });
+  std::string whyNot = "an operand is a local buffer";
   if (ab->scope != MemoryScope::local && bb->scope != MemoryScope::local &&
-      succeeded(lowerGemmMma(*this, op)))
+      succeeded(lowerGemmMma(*this, op, whyNot)))
     return success();
+  if (remarks)
+    op.emitRemark("tile.gemm lowered to SIMT FMAs (no tensor cores): ")
+        << whyNot;
 
   // A fragment A operand is staged through shared memory.
   Buffer aStage = *ab;
@@ -85,29 +96,56 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op) {
 }
 
 LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
-                                                       GemmOp op) {
+                                                       GemmOp op,
+                                                       std::string &whyNot) {
   OpBuilder &b = kl.b;
   Location loc = kl.loc;
   Buffer *ab = kl.lookup(op.getA()), *bb = kl.lookup(op.getB()),
          *cb = kl.lookup(op.getC());
-  if (smVersion(kl.chip) < 80 || ab->scope != MemoryScope::shared ||
-      bb->scope != MemoryScope::shared)
+  auto fail = [&](const Twine &why) {
+    whyNot = why.str();
     return failure();
+  };
+  if (smVersion(kl.chip) < 80)
+    return fail("chip " + kl.chip + " has no mma.sync (sm_80 or newer)");
+  if (bb->scope != MemoryScope::shared)
+    return fail("B is not a shared buffer");
+  bool fragA = ab->scope == MemoryScope::fragment;
+  if (!fragA && ab->scope != MemoryScope::shared)
+    return fail("A is neither a shared buffer nor a fragment");
   auto tiling = matchMmaAccumulatorLayout(cb->layout, cb->type.getShape());
   if (!tiling)
-    return failure();
+    return fail("C does not have the mma.sync accumulator layout (M a "
+                "multiple of 16 per warp row, N of 8 per warp column)");
   Type at = ab->type.getElementType(), bt = bb->type.getElementType(),
        ct = cb->type.getElementType();
   if (at != bt)
-    return failure();
+    return fail("A and B have different element types");
   bool half = at.isF16() || at.isBF16();
   bool tf32 = at.isF32();
   if (!(at.isF16() && (ct.isF16() || ct.isF32())) &&
       !(at.isBF16() && ct.isF32()) && !(tf32 && ct.isF32()))
-    return failure();
+    return fail("no mma.sync for these element types (f16 x f16 -> f16/f32, "
+                "bf16 x bf16 -> f32, f32 (tf32) -> f32)");
   int64_t kStep = half ? 16 : 8;
   if (op.getK() % kStep)
-    return failure();
+    return fail("K = " + Twine(op.getK()) + " is not a multiple of " +
+                Twine(kStep));
+  // A fragment A operand: the accumulator layout of M x K with whole rows
+  // per warp and the same warp rows as C (tile-infer-layouts chooses it).
+  std::optional<MmaWarpTiling> aTiling;
+  if (fragA) {
+    if (!half)
+      return fail("a fragment A operand must be f16 or bf16");
+    if (op.getTransposeA())
+      return fail("a fragment A operand cannot be transposed");
+    aTiling = matchMmaAccumulatorLayout(ab->layout, ab->type.getShape());
+    if (!aTiling || aTiling->warpsN != 1 || tiling->warpsN != 1 ||
+        aTiling->warpsM != tiling->warpsM)
+      return fail("the fragment A operand is not in the mma A-operand "
+                  "register layout (the accumulator layout with whole rows "
+                  "per warp, warp rows as in C)");
+  }
   // ldmatrix reads 16-byte rows: the swizzle must keep 16-byte chunks.
   auto ldmatrixOk = [&](Buffer *buf) {
     return half && (!buf->swizzle || buf->swizzle.getBits() == 0 ||
@@ -171,6 +209,17 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
   SmallVector<Value> aFrags, bFrags;
   for (int64_t mi = 0; mi < tilesM; ++mi) {
     Value m0 = add(mBase, kl.cst(mi * 16));
+    if (fragA) {
+      // Registers of n8 tiles 2kk, 2kk+1 of m16 tile mi (constant k0).
+      int64_t kk = *getConstantIntValue(k0) / 16;
+      int64_t base = (mi * (aTiling->warpN / 8) + 2 * kk) * 4;
+      SmallVector<Value> elts;
+      for (int64_t r = 0; r < 8; ++r)
+        elts.push_back(kl.loadRegister(*ab, kl.cst(base + r)));
+      aFrags.push_back(vector::FromElementsOp::create(
+          b, loc, vecType(4, 2, at), elts));
+      continue;
+    }
     if (ldmatrixOk(ab)) {
       // Lane l addresses row l%8 of 8x8 matrix q = l/8; matrix q is
       // register q of the A fragment.
@@ -324,7 +373,7 @@ LogicalResult mlir::tile::nvgpu_lowering::lowerGemmMma(KernelLowering &kl,
   };
   // Unrolled (constant k offsets) for the usual BK: ldmatrix of the next
   // k-step can be scheduled among the MMAs of this one.
-  if (op.getK() / kStep <= 8) {
+  if (op.getK() / kStep <= 8 || fragA) {
     for (int64_t k = 0; k < op.getK(); k += kStep)
       emitStep(kl.cst(k));
     return success();

@@ -141,6 +141,7 @@ public:
   gpu::GPUFuncOp func;
   int64_t threads;
   std::string chip;
+  bool remarks = false; // remarks on slow general paths (pass option)
   Value tid, laneId, warpId;
   Value smem; // memref<?xi8, workgroup>
   int64_t sharedBytes = 0;
@@ -196,8 +197,10 @@ private:
 
 /// Fast paths. Return failure() when they do not apply (nothing was emitted
 /// then).
-/// mma.sync (Gemm.cpp).
-LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op);
+/// mma.sync (Gemm.cpp): A from shared (ldmatrix) or from a fragment in the
+/// mma A-operand register layout; `whyNot` says why not on failure.
+LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op,
+                           std::string &whyNot);
 /// cp.async (CopyAsync.cpp): 16-, 8- or 4-byte copies of a global tile into
 /// a shared buffer, the widest the launch's alignment allows (a runtime
 /// check); emits `scalarPath` for what no width fits.

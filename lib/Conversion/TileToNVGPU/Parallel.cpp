@@ -102,16 +102,24 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
     fast = false;
   // Every access must be local to the thread running the iteration, and
   // every store must hit the driver's own slot (all replicas updated).
+  // The register slot of each fragment access per driver register, when it
+  // is the same in every thread (-1 otherwise): accesses are then emitted
+  // with constant slots, which keeps the per-thread arrays in registers
+  // (a slot computed from the thread id would put them in local memory).
+  llvm::DenseMap<Operation *, SmallVector<int64_t>> constSlots;
   if (fast) {
     AffineMap dInv = driver->layout.getInverse();
     for (Operation *a : accesses) {
       Buffer *buf = lookup(memOf(a));
-      if (isa<memref::StoreOp>(a)) {
-        if (!isDriverAccess(a) || buf->layout != driver->layout) {
-          fast = false;
-          break;
-        }
+      if (isDriverAccess(a) && buf->layout == driver->layout) {
+        SmallVector<int64_t> &slots = constSlots[a];
+        for (int64_t r = 0; r < driver->registers; ++r)
+          slots.push_back(r);
         continue;
+      }
+      if (isa<memref::StoreOp>(a)) {
+        fast = false;
+        break;
       }
       SmallVector<int64_t> pos;
       SmallVector<int64_t> constants;
@@ -130,6 +138,8 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
       AffineMap oInv = buf->layout.getInverse();
       AffineMap oIdx = buf->layout.getIndexMap();
       ArrayRef<int64_t> oShape = buf->type.getShape();
+      SmallVector<int64_t> &slots = constSlots[a];
+      slots.assign(driver->registers, -2); // -2: not seen yet
       for (int64_t t = 0; t < threads && fast; ++t)
         for (int64_t r = 0; r < driver->registers && fast; ++r) {
           SmallVector<int64_t> ivs = dInv.compose({t, r});
@@ -144,6 +154,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
           int64_t slot = oIdx.compose(idx).front();
           if (oInv.compose({t, slot}) != idx)
             fast = false;
+          slots[r] = slots[r] == -2 || slots[r] == slot ? slot : -1;
         }
     }
   }
@@ -153,8 +164,20 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
       SmallVector<Value> ivs = fragmentIndex(*driver, r, rc);
       IRMapping mapping;
       mapping.map(body.getArguments(), ivs);
-      for (Operation &inner : body.without_terminator())
-        b.clone(inner, mapping);
+      for (Operation &inner : body.without_terminator()) {
+        auto it = constSlots.find(&inner);
+        int64_t slot = rc >= 0 && it != constSlots.end() ? it->second[rc] : -1;
+        if (slot < 0) {
+          b.clone(inner, mapping);
+          continue;
+        }
+        Buffer *buf = lookup(memOf(&inner));
+        if (auto st = dyn_cast<memref::StoreOp>(&inner)) {
+          storeRegister(*buf, cst(slot), mapping.lookup(st.getValue()));
+          continue;
+        }
+        mapping.map(inner.getResult(0), loadRegister(*buf, cst(slot)));
+      }
     });
     return success();
   }

@@ -1,8 +1,13 @@
 //===- Reduce.cpp - tile.reduce to per-thread code ------------------------===//
 //
-// Warp shuffles for replicated fragment targets, a shared-memory staging
-// otherwise; identity/combine are shared with convert-tile-to-scf
-// (LaunchUtils).
+// Register paths: a target laid out so that every thread holds the target
+// elements of its own source registers (a row statistic of an mma
+// accumulator: tile-infer-layouts' slice layout) reduces in registers and
+// then with butterfly shuffles among the threads holding each element (the
+// four lanes of a quad for rows); a target replicated in every thread
+// reduces across the whole warp, then across warps. Otherwise a
+// shared-memory staging. Identity/combine are shared with
+// convert-tile-to-scf (LaunchUtils).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +35,131 @@ using namespace mlir::tile::nvgpu_lowering;
 // reduce
 //===----------------------------------------------------------------------===//
 
+
+/// Fragment -> fragment reduction when thread t holds, for each of its
+/// source registers r, the target element of that source element, at a
+/// target register slot(r) that is the same in every thread. Partials in
+/// registers, then butterfly shuffles over the lane bits along which the
+/// holders of an element differ, then (only when the holders of an element
+/// span several warps) a combine through shared memory. Fails (emitting
+/// nothing) when the layouts do not have that shape.
+static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
+                                           Buffer &sb, Buffer &tb) {
+  OpBuilder &b = kl.b;
+  Location loc = kl.loc;
+  int64_t threads = kl.threads, dim = op.getDim();
+  Type elt = sb.type.getElementType();
+  ArrayRef<int64_t> tshape = tb.type.getShape();
+  unsigned width = elt.getIntOrFloatBitWidth();
+  if (sb.scope != MemoryScope::fragment || tb.scope != MemoryScope::fragment ||
+      threads % 32 != 0 || tshape.empty() || sb.layout.getReplicate() != 1 ||
+      sb.registers > 256 || tb.registers > 256 || width > 32 ||
+      !(isa<FloatType>(elt) || width >= 8))
+    return failure();
+  int64_t tn = numElements(tshape);
+  auto linear = [&](ArrayRef<int64_t> idx) {
+    int64_t l = 0;
+    for (auto [d, v] : llvm::enumerate(idx))
+      l = l * tshape[d] + v;
+    return l;
+  };
+  AffineMap sInv = sb.layout.getInverse(), tInv = tb.layout.getInverse();
+  AffineMap tIdx = tb.layout.getIndexMap();
+  SmallVector<int64_t> slotOf(sb.registers, -1);
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t r = 0; r < sb.registers; ++r) {
+      SmallVector<int64_t> o = sInv.compose({t, r});
+      o.erase(o.begin() + dim);
+      int64_t slot = tIdx.compose(o).front();
+      if (tInv.compose({t, slot}) != o ||
+          (slotOf[r] >= 0 && slotOf[r] != slot))
+        return failure();
+      slotOf[r] = slot;
+    }
+  // holders[l]: the threads holding target element l.
+  std::vector<llvm::DenseSet<int64_t>> holders(tn);
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t s = 0; s < tb.registers; ++s)
+      holders[linear(tInv.compose({t, s}))].insert(t);
+  SmallVector<int64_t> laneBits;
+  for (int64_t bit = 1; bit < 32; bit *= 2) {
+    bool free = llvm::all_of(holders, [&](const llvm::DenseSet<int64_t> &h) {
+      return llvm::all_of(h, [&](int64_t t) { return h.contains(t ^ bit); });
+    });
+    if (free)
+      laneBits.push_back(bit);
+  }
+  int64_t group = int64_t(1) << laneBits.size();
+  bool acrossWarps = false;
+  for (const llvm::DenseSet<int64_t> &h : holders) {
+    llvm::DenseMap<int64_t, int64_t> perWarp;
+    for (int64_t t : h)
+      ++perWarp[t / 32];
+    for (auto [w, n] : perWarp)
+      if (n != group)
+        return failure();
+    acrossWarps |= perWarp.size() > 1;
+  }
+
+  ReduceKind kind = op.getKind();
+  Type wide = width == 32 ? elt
+              : isa<FloatType>(elt) ? (Type)b.getF32Type()
+                                    : (Type)b.getI32Type();
+  Value ident = kl.convert(reduceIdentity(b, loc, kind, elt), wide);
+  SmallVector<Value> partial(tb.registers, ident);
+  for (int64_t r = 0; r < sb.registers; ++r) {
+    Value x = kl.convert(kl.loadRegister(sb, kl.cst(r)), wide);
+    partial[slotOf[r]] = reduceCombine(b, loc, kind, partial[slotOf[r]], x,
+                                       /*absFirst=*/true);
+  }
+  for (Value &v : partial)
+    for (int64_t bit : laneBits) {
+      auto sh = gpu::ShuffleOp::create(b, loc, v, kl.i32(bit), kl.i32(32),
+                                       gpu::ShuffleMode::XOR);
+      v = reduceCombine(b, loc, kind, v, sh.getShuffleResult(), false);
+    }
+  if (acrossWarps) {
+    // Warp w's value of element l at w * tn + l; identity where warp w
+    // holds no l.
+    int64_t warps = threads / 32;
+    Value view = kl.scratch(wide, warps * tn);
+    kl.barrier();
+    kl.forEachLinear(warps * tn, [&](Value l) {
+      memref::StoreOp::create(b, loc, ident, view, ValueRange{l});
+    });
+    kl.barrier();
+    SmallVector<Value> at;
+    for (int64_t s = 0; s < tb.registers; ++s) {
+      Value l = kl.linearize(tshape, kl.fragmentIndex(tb, kl.cst(s), s));
+      at.push_back(l);
+      Value mine = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, kl.warpId, kl.cst(tn)), l);
+      memref::StoreOp::create(b, loc, partial[s], view, ValueRange{mine});
+    }
+    kl.barrier();
+    for (int64_t s = 0; s < tb.registers; ++s) {
+      Value v = ident;
+      for (int64_t w = 0; w < warps; ++w)
+        v = reduceCombine(
+            b, loc, kind, v,
+            memref::LoadOp::create(
+                b, loc, view,
+                ValueRange{arith::AddIOp::create(b, loc, at[s],
+                                                 kl.cst(w * tn))}),
+            false);
+      partial[s] = v;
+    }
+    kl.barrier();
+  }
+  for (int64_t s = 0; s < tb.registers; ++s) {
+    Value v = kl.convert(partial[s], elt);
+    if (!op.getClear())
+      v = reduceCombine(b, loc, kind, kl.loadRegister(tb, kl.cst(s)), v,
+                        false);
+    kl.storeRegister(tb, kl.cst(s), v);
+  }
+  return success();
+}
 
 LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
   Buffer *sb = lookup(op.getSource()), *tb = lookup(op.getTarget());
@@ -152,6 +282,9 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
     }
     return success();
   }
+
+  if (succeeded(lowerReduceByShuffles(*this, op, *sb, *tb)))
+    return success();
 
   // General path: the source in shared memory (staged if a fragment), each
   // target element reduced serially by the thread(s) that hold it.

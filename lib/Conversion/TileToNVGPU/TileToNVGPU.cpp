@@ -90,6 +90,7 @@ struct ConvertTileToNVGPUPass
     gpu::ReturnOp::create(b, loc);
 
     nvgpu_lowering::KernelLowering lowering(fn, threads, chip);
+    lowering.remarks = remarks;
     auto shared = lowering.run();
     if (failed(shared))
       return failure();

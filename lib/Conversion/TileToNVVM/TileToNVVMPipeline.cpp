@@ -54,11 +54,13 @@ void mlir::tile::buildTileToNVVMPipeline(
     ws.persistent = opts.sm90Persistent;
     ws.schedule = opts.sm90Schedule;
     ws.epilogue = opts.sm90Epilogue;
+    ws.remarks = opts.remarks;
     pm.addPass(createTileWarpSpecialize(ws));
     pm.addPass(createConvertTileGemmToSM90());
   }
   pm.addPass(createTileInferLayouts());
-  pm.addPass(createConvertTileToNVGPU(ConvertTileToNVGPUOptions{opts.chip}));
+  pm.addPass(createConvertTileToNVGPU(
+      ConvertTileToNVGPUOptions{opts.chip, opts.remarks}));
   if (sm90)
     pm.addPass(createTileSM90MergeModules());
   pm.addPass(createCanonicalizerPass());

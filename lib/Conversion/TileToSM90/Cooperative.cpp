@@ -94,6 +94,15 @@ void CooperativeKernel::epilogue(Value acc, IRMapping &mapping) {
   Value r = divu(e, cst(m.tileN)), c = remu(e, cst(m.tileN));
   Value gr = add(cRow, r), gc = add(cCol, c);
   Value v = vector::LoadOp::create(b, loc, vf32, tileF32, ValueRange{r, c});
+  if (!m.epilogue.empty()) {
+    // The launch's elementwise epilogue, element by element.
+    SmallVector<Value> elts;
+    for (int64_t j = 0; j < vec; ++j)
+      elts.push_back(applyEpilogue(
+          mapping, vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{j}),
+          r, add(c, cst(j))));
+    v = vector::FromElementsOp::create(b, loc, vf32, elts);
+  }
   if (!m.outType.isF32())
     v = arith::TruncFOp::create(b, loc, vout, v);
   Value rowOk = cmp(arith::CmpIPredicate::ult, gr, M);

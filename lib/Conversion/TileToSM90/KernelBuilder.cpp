@@ -288,3 +288,26 @@ Value KernelBuilder::mainLoop(Value g0) {
   }
   return loop.getResult(0);
 }
+
+Value KernelBuilder::applyEpilogue(IRMapping &mapping, Value acc, Value row,
+                                   Value col) {
+  Value acc0 = m.gemm.getC();
+  for (ParallelOp par : m.epilogue) {
+    Block &body = par.getBodyBlock();
+    mapping.map(body.getArgument(0), row);
+    mapping.map(body.getArgument(1), col);
+    for (Operation &op : body.without_terminator()) {
+      if (auto load = dyn_cast<memref::LoadOp>(&op);
+          load && load.getMemRef() == acc0) {
+        mapping.map(load.getResult(), acc);
+        continue;
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(&op)) {
+        acc = mapping.lookup(store.getValue()); // the matcher: only to acc0
+        continue;
+      }
+      b.clone(op, mapping);
+    }
+  }
+  return acc;
+}

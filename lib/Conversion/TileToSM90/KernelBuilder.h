@@ -125,6 +125,12 @@ protected:
   /// last it reads (the schedule releases that one after wait_group 0).
   Value mainLoop(Value g0);
   void namedBarrier(int64_t id, int64_t threads);
+  /// The launch's elementwise epilogue (GemmMatch::epilogue) applied to
+  /// the accumulator value `acc` of tile element (`row`, `col`) (indices
+  /// relative to the tile origin): the parallel bodies cloned in order with
+  /// their ivs = (row, col), accumulator loads = the current value; returns
+  /// the value the last store left. `mapping` maps the kernel's values.
+  Value applyEpilogue(IRMapping &mapping, Value acc, Value row, Value col);
 
   int64_t aBytes() const { return m.tileM * kBlockK * 2; }
   int64_t bBoxBytes() const { return kBlockK * 64 * 2; }

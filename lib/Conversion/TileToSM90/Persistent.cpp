@@ -194,6 +194,20 @@ void PersistentKernel::epilogueFromRegisters(Value acc, IRMapping &mapping,
       arith::AndIOp::create(
           b, loc, cmp(arith::CmpIPredicate::eq, remu(cCol, cst(2)), cst(0)),
           cmp(arith::CmpIPredicate::ule, add(cCol, cst(width)), N)));
+  // The launch's elementwise epilogue on each accumulator register (row
+  // and column relative to the tile origin).
+  if (!m.epilogue.empty()) {
+    Value rowRel = add(rowOff, add(mul(warp, cst(16)), divu(lane, cst(4))));
+    Value colRel = add(colOff, mul(remu(lane, cst(4)), cst(2)));
+    for (int64_t q = 0; q < blocks; ++q)
+      for (int64_t j = 0; j < width / 8; ++j)
+        for (int64_t e = 0; e < 4; ++e) {
+          Value r = add(rowRel, cst(64 * q + 8 * (e / 2)));
+          Value c = add(colRel, cst(8 * j + e % 2));
+          Value &v = blockVals[q][4 * j + e];
+          v = applyEpilogue(mapping, v, r, c);
+        }
+  }
   auto v2f32 = VectorType::get({2}, f32);
   auto v2out = VectorType::get({2}, m.outType);
   SmallVector<std::array<Value, 2>> blockRows;

@@ -49,6 +49,14 @@ struct TileWarpSpecializePass
           << epilogue << "'";
       return signalPassFailure();
     }
+    // Remarks say why a kernel keeps the sm_80 lowering.
+    if (remarks)
+      getOperation().walk([&](LaunchOp launch) {
+        if (launch.getBody().getOps<PipelinedOp>().empty())
+          launch->emitRemark("not warp-specialized: the launch has no "
+                             "tile.pipelined loop (the sm_90a path is a "
+                             "pipelined GEMM K loop)");
+      });
     getOperation().walk([&](PipelinedOp loop) {
       loop->removeAttr(kWarpSpecializeAttr);
       std::string why;

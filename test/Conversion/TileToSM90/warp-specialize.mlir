@@ -178,3 +178,55 @@ func.func @extra_work(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf
   }
   return
 }
+
+// -----
+
+// Not specialized: the epilogue reads the accumulator transposed (not
+// elementwise).
+
+// CHECK-LABEL: func.func @transposed_epilogue
+// CHECK-NOT: sm90.warp_specialize
+func.func @transposed_epilogue(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c31 = arith.constant 31 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %kp = arith.addi %K, %c31 : index
+  %nk = arith.divui %kp, %c32 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{not warp-specialized: the 'tile.parallel' after the loop is not an elementwise epilogue on the accumulator: it reads the accumulator at another element than the iteration's}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.parallel (%i, %j) in [128, 128] {
+      %v = memref.load %Cf[%j, %i] : memref<128x128xf32, #tile.scope<fragment>>
+      memref.store %v, %Cf[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// Not specialized: no pipelined loop at all.
+
+// CHECK-LABEL: func.func @no_loop
+// CHECK-NOT: sm90.warp_specialize
+func.func @no_loop(%X: memref<?xf32>) attributes {tile.kernel} {
+  %c1 = arith.constant 1 : index
+  // expected-remark @+1 {{not warp-specialized: the launch has no tile.pipelined loop (the sm_90a path is a pipelined GEMM K loop)}}
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %f = tile.alloc : memref<128xf32, #tile.scope<fragment>>
+    tile.clear %f : memref<128xf32, #tile.scope<fragment>>
+  }
+  return
+}

@@ -54,3 +54,43 @@ func.func @rows(%X: memref<?x256xf32>, %Y: memref<?xf32>) attributes {tile.kerne
   }
   return
 }
+
+// A fragment A operand (P of P.V): P, the accumulator S it is converted from
+// and the accumulator O get the mma accumulator layout with whole rows per
+// warp (2 warps x 16 rows), which is the mma A-operand register layout; the
+// row max of S (and what it propagates to) lives in each row's quad
+// (replicate = 4, two registers: rows g and g + 8 of the warp).
+// CHECK-LABEL: func.func @attention_tile
+// CHECK-COUNT-3: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d0 floordiv 16 + d1 floordiv 16) * 32 + (d0 mod 8) * 4 + (d1 mod 8) floordiv 2), {{.*}}threads = 64, inverse = (d0, d1) -> ((d0 floordiv 32) * 16 + {{.*}}>} : memref<32x16x
+// CHECK-COUNT-2: tile.alloc {layout = #tile.fragment<thread = (d0) -> ((d0 floordiv 16) * 32 + (d0 mod 8) * 4), index = (d0) -> ((d0 mod 16) floordiv 8), threads = 64, replicate = 4, inverse = (d0, d1) -> ((d0 floordiv 32) * 16 + d1 * 8 + (d0 mod 32) floordiv 4)>} : memref<32xf32
+func.func @attention_tile(%X: memref<?x?xf16>, %Y: memref<?x?xf32>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(64) {
+    %Qs = tile.alloc : memref<32x16xf16, #tile.scope<shared>>
+    %Vs = tile.alloc : memref<16x16xf16, #tile.scope<shared>>
+    %S = tile.alloc : memref<32x16xf32, #tile.scope<fragment>>
+    %P = tile.alloc : memref<32x16xf16, #tile.scope<fragment>>
+    %O = tile.alloc : memref<32x16xf32, #tile.scope<fragment>>
+    %m = tile.alloc : memref<32xf32, #tile.scope<fragment>>
+    %a = tile.alloc : memref<32xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] to %Qs : memref<?x?xf16> to memref<32x16xf16, #tile.scope<shared>>
+    tile.copy %X[%c0, %c0] to %Vs : memref<?x?xf16> to memref<16x16xf16, #tile.scope<shared>>
+    tile.gemm %Qs, %Vs, %S {transpose_b, clear} : memref<32x16xf16, #tile.scope<shared>>, memref<16x16xf16, #tile.scope<shared>>, memref<32x16xf32, #tile.scope<fragment>>
+    tile.reduce max %S into %m {dim = 1 : i64, clear} : memref<32x16xf32, #tile.scope<fragment>> into memref<32xf32, #tile.scope<fragment>>
+    tile.parallel (%i) in [32] {
+      %v = memref.load %m[%i] : memref<32xf32, #tile.scope<fragment>>
+      memref.store %v, %a[%i] : memref<32xf32, #tile.scope<fragment>>
+    }
+    tile.parallel (%i, %j) in [32, 16] {
+      %s = memref.load %S[%i, %j] : memref<32x16xf32, #tile.scope<fragment>>
+      %mi = memref.load %a[%i] : memref<32xf32, #tile.scope<fragment>>
+      %d = arith.subf %s, %mi : f32
+      %p = arith.truncf %d : f32 to f16
+      memref.store %p, %P[%i, %j] : memref<32x16xf16, #tile.scope<fragment>>
+    }
+    tile.gemm %P, %Vs, %O {clear} : memref<32x16xf16, #tile.scope<fragment>>, memref<16x16xf16, #tile.scope<shared>>, memref<32x16xf32, #tile.scope<fragment>>
+    tile.copy %O to %Y[%c0, %c0] : memref<32x16xf32, #tile.scope<fragment>> to memref<?x?xf32>
+  }
+  return
+}

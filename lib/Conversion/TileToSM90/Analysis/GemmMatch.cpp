@@ -86,6 +86,48 @@ static bool isDefinedOutside(Value v, Operation *region) {
   return !region->isAncestor(def);
 }
 
+/// Why `par` is not an elementwise epilogue on the accumulator `acc` (an
+/// empty string when it is one): see GemmMatch.h.
+static std::string epilogueProblem(ParallelOp par, Value acc, LaunchOp launch) {
+  auto accType = cast<MemRefType>(acc.getType());
+  if (par.getExtents() != accType.getShape())
+    return "its extents are not the accumulator's shape";
+  Block &body = par.getBodyBlock();
+  auto atIvs = [&](ValueRange idx) {
+    return idx.size() == 2 && idx[0] == body.getArgument(0) &&
+           idx[1] == body.getArgument(1);
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return "its body has an op with regions ('" +
+             op.getName().getStringRef().str() + "')";
+    if (auto load = dyn_cast<memref::LoadOp>(&op)) {
+      Value mem = load.getMemRef();
+      if (mem == acc) {
+        if (!atIvs(load.getIndices()))
+          return "it reads the accumulator at another element than the "
+                 "iteration's";
+        continue;
+      }
+      if (!isGlobal(cast<MemRefType>(mem.getType())) ||
+          !isDefinedOutside(mem, launch))
+        return "it reads a buffer other than the accumulator and global "
+               "tensors";
+      continue;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(&op)) {
+      if (store.getMemRef() != acc || !atIvs(store.getIndices()))
+        return "it stores elsewhere than the accumulator at the iteration's "
+               "element";
+      continue;
+    }
+    if (!isMemoryEffectFree(&op))
+      return "its body has an op with side effects ('" +
+             op.getName().getStringRef().str() + "')";
+  }
+  return "";
+}
+
 FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   auto fail = [&](const Twine &msg) -> FailureOr<GemmMatch> {
     why = msg.str();
@@ -211,6 +253,17 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
       m.copyOut = c;
       continue;
     }
+    if (auto par = dyn_cast<ParallelOp>(&op)) {
+      if (!loop->isBeforeInBlock(&op) || m.copyOut)
+        return fail("a 'tile.parallel' outside the epilogue (between the "
+                    "loop and the copy of C out)");
+      std::string problem = epilogueProblem(par, g.getC(), m.launch);
+      if (!problem.empty())
+        return fail("the 'tile.parallel' after the loop is not an "
+                    "elementwise epilogue on the accumulator: " + problem);
+      m.epilogue.push_back(par);
+      continue;
+    }
     if (!isPureScalar(op))
       return fail("the launch body has an unexpected op '" +
                   op.getName().getStringRef() + "'");
@@ -234,10 +287,16 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   m.cRow = m.copyOut.getTargetIndices()[0];
   m.cCol = m.copyOut.getTargetIndices()[1];
   // Nothing else may touch the buffers.
+  auto inEpilogue = [&](Operation *user) {
+    return llvm::any_of(m.epilogue, [&](ParallelOp p) {
+      return p->isProperAncestor(user);
+    });
+  };
   for (Value buf : {g.getA(), g.getB(), g.getC()})
     for (Operation *user : buf.getUsers())
       if (user != m.copyA && user != m.copyB && user != g &&
-          user != m.clear && user != m.copyOut)
+          user != m.clear && user != m.copyOut &&
+          !(buf == g.getC() && inEpilogue(user)))
         return fail("a buffer has other uses");
   return m;
 }

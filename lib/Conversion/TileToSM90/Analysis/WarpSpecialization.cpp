@@ -163,6 +163,13 @@ WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
     ws.persistent = true;
     ws.tmaStoreMaxTiles = kTmaStoreMaxTiles;
   }
+  // An elementwise epilogue runs on the accumulator registers
+  // (epilogueFromRegisters, the cooperative staging epilogue); the
+  // TMA-store epilogue does not implement it.
+  if (!m.epilogue.empty()) {
+    ws.tmaStore = false;
+    ws.tmaStoreMaxTiles = 0;
+  }
   // One consumer warpgroup per 64 accumulator rows (wgmma's M).
   ws.consumers = m.tileM / 64;
   ws.producers = 1;

@@ -123,15 +123,63 @@ mlir::tile::getMmaAccumulatorLayout(MLIRContext *ctx, int64_t m, int64_t n,
 std::optional<MmaWarpTiling>
 mlir::tile::matchMmaAccumulatorLayout(FragmentLayoutAttr layout,
                                       ArrayRef<int64_t> shape) {
-  if (!layout || shape.size() != 2)
+  if (!layout || shape.size() != 2 || layout.getReplicate() != 1)
     return std::nullopt;
-  auto tiling = chooseMmaWarpTiling(shape[0], shape[1], layout.getThreads());
-  if (!tiling)
+  int64_t m = shape[0], n = shape[1], threads = layout.getThreads();
+  if (threads % 32 != 0 || m % 16 != 0 || n % 8 != 0)
     return std::nullopt;
-  if (getMmaAccumulatorLayout(layout.getContext(), shape[0], shape[1],
-                              layout.getThreads(), *tiling) != layout)
+  int64_t warps = threads / 32;
+  for (int64_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm || (m / 16) % wm || (n / 8) % (warps / wm))
+      continue;
+    MmaWarpTiling t{wm, warps / wm, m / wm, n / (warps / wm)};
+    if (getMmaAccumulatorLayout(layout.getContext(), m, n, threads, t) ==
+        layout)
+      return t;
+  }
+  return std::nullopt;
+}
+
+std::optional<MmaWarpTiling>
+mlir::tile::getMmaRowWarpTiling(int64_t m, int64_t n, int64_t threads) {
+  if (threads % 32 != 0 || n % 8 != 0)
     return std::nullopt;
-  return tiling;
+  int64_t warps = threads / 32;
+  if (m % (16 * warps) != 0)
+    return std::nullopt;
+  return MmaWarpTiling{warps, 1, m / warps, n};
+}
+
+FragmentLayoutAttr mlir::tile::getMmaSliceLayout(MLIRContext *ctx, int64_t m,
+                                                 int64_t n, int64_t threads,
+                                                 const MmaWarpTiling &w,
+                                                 unsigned keepDim) {
+  (void)m;
+  (void)n;
+  AffineExpr i = getAffineDimExpr(0, ctx);
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr tw = t.floorDiv(32), tl = t % 32;
+  AffineExpr thread, index, elt;
+  int64_t replicate;
+  if (keepDim == 0) {
+    // Row i: warps of warp-row i / warpM, lanes 4 * (i % 8) + {0..3};
+    // register (i % warpM) / 8 (the accumulator's row half of each tile).
+    thread = (i.floorDiv(w.warpM) * w.warpsN) * 32 + (i % 8) * 4;
+    index = (i % w.warpM).floorDiv(8);
+    elt = tw.floorDiv(w.warpsN) * w.warpM + r * 8 + tl.floorDiv(4);
+    replicate = 4 * w.warpsN;
+  } else {
+    // Column j: warps of warp-column j / warpN, lanes 4 * g + (j % 8) / 2
+    // for every g; register 2 * ((j % warpN) / 8) + j % 2.
+    thread = i.floorDiv(w.warpN) * 32 + (i % 8).floorDiv(2);
+    index = (i % w.warpN).floorDiv(8) * 2 + i % 2;
+    elt = (tw % w.warpsN) * w.warpN + r.floorDiv(2) * 8 + (tl % 4) * 2 +
+          r % 2;
+    replicate = 8 * w.warpsM;
+  }
+  return FragmentLayoutAttr::get(ctx, AffineMap::get(1, 0, thread),
+                                 AffineMap::get(1, 0, index), threads,
+                                 replicate, AffineMap::get(2, 0, elt));
 }
 
 SwizzleAttr mlir::tile::getLdmatrixSwizzle(MLIRContext *ctx, int64_t rowBytes) {
@@ -177,29 +225,36 @@ struct TileInferLayoutsPass
       return a && isFragment(v) && !a.getLayoutAttr() && !chosen.count(v);
     };
 
-    // 1. gemm accumulators and operand swizzles.
+    auto shapeOf = [](Value v) {
+      return cast<MemRefType>(v.getType()).getShape();
+    };
+    auto accLayout = [&](Value v, const MmaWarpTiling &t) {
+      auto shape = shapeOf(v);
+      return getMmaAccumulatorLayout(ctx, shape[0], shape[1], threads, t);
+    };
+
+    // 0. A fragment A operand (P of P.V in attention) is read by mma.sync
+    // straight from registers: the m16n8k16 A fragment of k-step kk is the
+    // accumulator registers of n8 tiles 2kk and 2kk+1, so A gets the
+    // accumulator layout with whole rows per warp (warpsN = 1), and C the
+    // same row tiling (the warp computing C's rows holds those rows of A).
+    // Whatever feeds A elementwise (the softmax on S) inherits it below.
     launch.walk([&](GemmOp gemm) {
-      Value c = gemm.getC();
-      if (needs(c)) {
-        auto shape = cast<MemRefType>(c.getType()).getShape();
-        if (auto tiling = chooseMmaWarpTiling(shape[0], shape[1], threads))
-          chosen[c] = getMmaAccumulatorLayout(ctx, shape[0], shape[1],
-                                              threads, *tiling);
-      }
-      for (Value operand : {gemm.getA(), gemm.getB()}) {
-        AllocOp a = allocOf(operand);
-        auto type = cast<MemRefType>(operand.getType());
-        if (!a || a.getLayoutAttr() ||
-            getMemoryScope(type) != MemoryScope::shared)
-          continue;
-        int64_t eltBytes =
-            std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-        if (auto swz = getLdmatrixSwizzle(ctx, type.getShape()[1] * eltBytes))
-          a.setLayoutAttr(swz);
-      }
+      Value a = gemm.getA(), c = gemm.getC();
+      if (!isFragment(a) || !isFragment(c) || gemm.getTransposeA())
+        return;
+      auto ta = getMmaRowWarpTiling(shapeOf(a)[0], shapeOf(a)[1], threads);
+      auto tc = getMmaRowWarpTiling(shapeOf(c)[0], shapeOf(c)[1], threads);
+      if (!ta || !tc || shapeOf(a)[1] % 16 != 0)
+        return;
+      FragmentLayoutAttr la = accLayout(a, *ta), lc = accLayout(c, *tc);
+      if ((!needs(a) && layoutOf(a) != la) || (!needs(c) && layoutOf(c) != lc))
+        return;
+      chosen[a] = la;
+      chosen[c] = lc;
     });
 
-    // 2. Propagate along same-shaped fragment uses (parallel bodies and
+    // Propagation along same-shaped fragment uses (parallel bodies and
     // fragment-to-fragment copies) until nothing changes.
     auto tie = [&](Value a, Value b) {
       if (!isFragment(a) || !isFragment(b) || a.getType() == Type() ||
@@ -217,29 +272,70 @@ struct TileInferLayoutsPass
       }
       return false;
     };
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      launch.walk([&](CopyOp copy) {
-        changed |= tie(copy.getSource(), copy.getTarget());
-      });
-      launch.walk([&](ParallelOp par) {
-        SmallVector<Value> frags;
-        par.walk([&](Operation *op) {
-          Value m;
-          if (auto l = dyn_cast<memref::LoadOp>(op))
-            m = l.getMemRef();
-          else if (auto s = dyn_cast<memref::StoreOp>(op))
-            m = s.getMemRef();
-          if (m && isFragment(m) &&
-              cast<MemRefType>(m.getType()).getShape() == par.getExtents())
-            frags.push_back(m);
+    auto propagate = [&] {
+      bool changed = true;
+      while (changed) {
+        changed = false;
+        launch.walk([&](CopyOp copy) {
+          changed |= tie(copy.getSource(), copy.getTarget());
         });
-        for (Value a : frags)
-          for (Value b : frags)
-            changed |= tie(a, b);
-      });
-    }
+        launch.walk([&](ParallelOp par) {
+          SmallVector<Value> frags;
+          par.walk([&](Operation *op) {
+            Value m;
+            if (auto l = dyn_cast<memref::LoadOp>(op))
+              m = l.getMemRef();
+            else if (auto s = dyn_cast<memref::StoreOp>(op))
+              m = s.getMemRef();
+            if (m && isFragment(m) &&
+                cast<MemRefType>(m.getType()).getShape() == par.getExtents())
+              frags.push_back(m);
+          });
+          for (Value a : frags)
+            for (Value b : frags)
+              changed |= tie(a, b);
+        });
+      }
+    };
+    propagate();
+
+    // 1. gemm accumulators and operand swizzles.
+    launch.walk([&](GemmOp gemm) {
+      Value c = gemm.getC();
+      if (needs(c)) {
+        auto shape = shapeOf(c);
+        if (auto tiling = chooseMmaWarpTiling(shape[0], shape[1], threads))
+          chosen[c] = accLayout(c, *tiling);
+      }
+      for (Value operand : {gemm.getA(), gemm.getB()}) {
+        AllocOp a = allocOf(operand);
+        auto type = cast<MemRefType>(operand.getType());
+        if (!a || a.getLayoutAttr() ||
+            getMemoryScope(type) != MemoryScope::shared)
+          continue;
+        int64_t eltBytes =
+            std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+        if (auto swz = getLdmatrixSwizzle(ctx, type.getShape()[1] * eltBytes))
+          a.setLayoutAttr(swz);
+      }
+    });
+    propagate();
+
+    // 2. Row (column) statistics of an mma accumulator live in the threads
+    // holding that row (column): reductions are shuffles among them and
+    // elementwise ops on the accumulator read them from registers.
+    launch.walk([&](ReduceOp red) {
+      Value t = red.getTarget();
+      auto tiling =
+          matchMmaAccumulatorLayout(layoutOf(red.getSource()),
+                                    shapeOf(red.getSource()));
+      if (!needs(t) || !tiling)
+        return;
+      auto s = shapeOf(red.getSource());
+      unsigned keep = red.getDim() == 1 ? 0 : 1;
+      chosen[t] = getMmaSliceLayout(ctx, s[0], s[1], threads, *tiling, keep);
+    });
+    propagate();
 
     // 3. Small reduction targets are replicated in every thread.
     launch.walk([&](ReduceOp red) {
@@ -248,6 +344,7 @@ struct TileInferLayoutsPass
       if (needs(t) && numElementsOf(shape) <= 256)
         chosen[t] = getReplicatedLayout(ctx, shape, threads);
     });
+    propagate();
 
     // 4. Defaults.
     launch.walk([&](AllocOp alloc) {

@@ -17,11 +17,16 @@
 //       tile.copy %B[%k*KT, %n] to %Bs         B: memref<?x?xT>
 //       tile.gemm %As, %Bs, %Cf
 //     }
+//     tile.parallel (%i, %j) in [TM, TN] {...}   an elementwise epilogue (0+)
 //     tile.copy %Cf to %C[%cm, %cn]            C: memref<?x?xf16|bf16|f32>
 //   }
 //
 // with TM in {64, 128}, TN a multiple of 64 up to 256, KT in {16, 32, 64}
-// and K = memref.dim of A's dim 1 or B's dim 0.
+// and K = memref.dim of A's dim 1 or B's dim 0. An epilogue parallel's
+// body is flat (no regions): pure ops, loads of %Cf[%i, %j], loads of
+// global memrefs defined outside the launch (a bias vector, ...) and
+// stores to %Cf[%i, %j]; the Hopper kernel applies it to each accumulator
+// element (row %i, column %j of the tile) before C is stored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +48,7 @@ struct GemmMatch {
   PipelinedOp loop;
   CopyOp copyA, copyB, copyOut;
   GemmOp gemm;
+  SmallVector<ParallelOp> epilogue; // elementwise, in order
   Value A, B, C;                  // global memrefs (kernel arguments)
   Value aRow, bCol, cRow, cCol;   // tile origins (defined outside the loop)
   int64_t tileM = 0, tileN = 0, kt = 0;

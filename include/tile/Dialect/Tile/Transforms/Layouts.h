@@ -46,9 +46,28 @@ FragmentLayoutAttr getMmaAccumulatorLayout(MLIRContext *ctx, int64_t m,
                                            const MmaWarpTiling &tiling);
 
 /// The tiling if `layout` is exactly the mma accumulator layout of an MxN
-/// tile over `threads` threads (as chosen by chooseMmaWarpTiling).
+/// tile over `threads` threads with any valid warp tiling (not only the one
+/// chooseMmaWarpTiling prefers).
 std::optional<MmaWarpTiling> matchMmaAccumulatorLayout(FragmentLayoutAttr layout,
                                                       ArrayRef<int64_t> shape);
+
+/// The tiling that gives every warp whole rows (warpsN = 1): the tiling of
+/// an accumulator whose rows feed the A operand of another mma from
+/// registers, and of that A operand. Needs m % (16 * warps) == 0 and
+/// n % 8 == 0.
+std::optional<MmaWarpTiling> getMmaRowWarpTiling(int64_t m, int64_t n,
+                                                 int64_t threads);
+
+/// The layout of one row (keepDim = 0: a vector of M) or column (keepDim =
+/// 1: a vector of N) statistic of an mma accumulator laid out per `tiling`:
+/// element i lives in exactly the threads that hold accumulator row
+/// (column) i, so a reduction of the accumulator along the other dim needs
+/// only shuffles among those threads (the quad of a row with warpsN = 1)
+/// and an elementwise op on the accumulator reads it from a register.
+FragmentLayoutAttr getMmaSliceLayout(MLIRContext *ctx, int64_t m, int64_t n,
+                                     int64_t threads,
+                                     const MmaWarpTiling &tiling,
+                                     unsigned keepDim);
 
 /// The ldmatrix-friendly swizzle of a shared buffer whose rows are
 /// `rowBytes` long (null when none is needed or possible).
