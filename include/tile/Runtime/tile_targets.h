@@ -59,7 +59,8 @@ enum {
   X(NATIVE, "native",                                                          \
     TILE_TARGET_BIT(CPU) | TILE_TARGET_BIT(CUDA) | TILE_TARGET_BIT(HIP),       \
     TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED)                          \
-  X(NVRTC, "nvrtc", TILE_TARGET_BIT(CUDA), 0)                                  \
+  X(NVRTC, "nvrtc", TILE_TARGET_BIT(CUDA),                                     \
+    TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED)                          \
   X(METAL_TORCH, "metal-torch", TILE_TARGET_BIT(METAL), 0)
 
 /* clang-format off */

@@ -557,7 +557,8 @@ struct TableCallPattern : ConversionPattern {
     if (!result)
       return rewriter.notifyMatchFailure(op, "result type");
     std::string name = function;
-    // Conversions name their result type.
+    // "f<>": the result type as the template argument (conversions; integer
+    // helpers, whose operands may be literals of another type).
     if (StringRef(name).ends_with("<>"))
       name = name.substr(0, name.size() - 2) + "<" +
              typeName(op->getResult(0).getType()) + ">";
@@ -634,16 +635,16 @@ void mlir::tile::emitc_lowering::populateDevicePatterns(
   static const std::pair<StringRef, StringRef> table[] = {
       {"arith.maximumf", "tile::maximumf"}, {"arith.minimumf", "tile::minimumf"},
       {"arith.maxnumf", "tile::maxnumf"},   {"arith.minnumf", "tile::minnumf"},
-      {"arith.maxui", "tile::maxui"},       {"arith.minui", "tile::minui"},
-      {"arith.maxsi", "tile::maxsi"},       {"arith.minsi", "tile::minsi"},
-      {"arith.divui", "tile::divui"},       {"arith.remui", "tile::remui"},
-      {"arith.divsi", "tile::divsi"},       {"arith.remsi", "tile::remsi"},
-      {"arith.andi", "tile::andi"},         {"arith.ori", "tile::ori"},
-      {"arith.xori", "tile::xori"},
-      {"arith.ceildivui", "tile::ceildivui"},
-      {"arith.ceildivsi", "tile::ceildivsi"},
-      {"arith.floordivsi", "tile::floordivsi"},
-      {"arith.remf", "tile::remf"},         {"arith.shrsi", "tile::shrsi"},
+      {"arith.maxui", "tile::maxui<>"},       {"arith.minui", "tile::minui<>"},
+      {"arith.maxsi", "tile::maxsi<>"},       {"arith.minsi", "tile::minsi<>"},
+      {"arith.divui", "tile::divui<>"},       {"arith.remui", "tile::remui<>"},
+      {"arith.divsi", "tile::divsi<>"},       {"arith.remsi", "tile::remsi<>"},
+      {"arith.andi", "tile::andi<>"},         {"arith.ori", "tile::ori<>"},
+      {"arith.xori", "tile::xori<>"},
+      {"arith.ceildivui", "tile::ceildivui<>"},
+      {"arith.ceildivsi", "tile::ceildivsi<>"},
+      {"arith.floordivsi", "tile::floordivsi<>"},
+      {"arith.remf", "tile::remf"},         {"arith.shrsi", "tile::shrsi<>"},
       {"arith.extf", "tile::convert<>"},    {"arith.truncf", "tile::convert<>"},
       {"arith.sitofp", "tile::convert<>"},  {"arith.fptosi", "tile::convert<>"},
       {"arith.uitofp", "tile::convert<>"},  {"math.exp", "tile::exp"},

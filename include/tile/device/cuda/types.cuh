@@ -35,9 +35,12 @@ namespace tile {
 
 template <typename To, typename From> TILE_DEVICE To bitcast(From v) {
   static_assert(sizeof(To) == sizeof(From), "bitcast between sizes");
-  To out;
-  __builtin_memcpy(&out, &v, sizeof(To));
-  return out;
+  union {
+    From from;
+    To to;
+  } u;
+  u.from = v;
+  return u.to;
 }
 
 /// IEEE binary16, stored as its bits. Arithmetic goes through float: for
