@@ -8,6 +8,8 @@
 #   pytest  the end-to-end numerics suite on the CPU (test/E2E) and the
 #           Python package's tests (python/tests)
 #   cuda    every CUDA bundle of test/E2E compiled for sm_90a and sm_80
+#   nvrtc   every E2E kernel's CUDA C++ (the nvrtc backend's source)
+#           through NVRTC to PTX, assembled by ptxas for sm_80 and sm_90a
 #   asan    ASan+UBSan build of the runtime (compiler OFF) in <build>-asan:
 #           its gtests, the E2E suite through its tile-run and the Python
 #           tests through its extension
@@ -204,6 +206,29 @@ run_cuda_bundles() {
         --junitxml="$xml" test/E2E
   ) 2>&1 | tee "$log"
   record_suite cuda "${PIPESTATUS[0]}" "$xml" "$log"
+}
+
+# The nvrtc backend's CUDA C++ of every E2E kernel: NVRTC (the runtime's own
+# NVRTC layer, through tile-nvrtc; NVRTC needs no GPU) to PTX for compute_80,
+# then ptxas for sm_80 and sm_90a. The source is the same sm_80 code for
+# both chips, so the sm_80 bundles are enough. Skips when NVRTC is missing.
+run_nvrtc_sources() {
+  local xml="$RESULTS/nvrtc-sources.xml" log="$TILE_LOG_DIR/nvrtc-sources.log"
+  rm -f "$xml"
+  if [[ ! -x "$TILE_BUILD_DIR/bin/tile-nvrtc" ]]; then
+    SUMMARY+=("nvrtc:  tile-nvrtc not built, 0 tests")
+    return
+  fi
+  tile_step "nvrtc sources: test/E2E CUDA C++ through NVRTC + ptxas (sm_80, sm_90a)"
+  (
+    cd "$TILE_ROOT" &&
+      PATH="$TILE_BUILD_DIR/bin:$PATH" TILE_BUILD_DIR="$TILE_BUILD_DIR" \
+        TILE_E2E_TARGET=cuda TILE_E2E_CHIPS=sm_80 TILE_E2E_COMPILE_ONLY=1 \
+        TILE_E2E_NVRTC_CHECK=1 \
+        py -m pytest -q -p no:cacheprovider --rootdir="$TILE_ROOT" \
+        --junitxml="$xml" -k nvrtc test/E2E
+  ) 2>&1 | tee "$log"
+  record_suite nvrtc "${PIPESTATUS[0]}" "$xml" "$log"
 }
 
 # ---- sanitizers and fuzzers (docs/building.md, "Fuzzing and sanitizers") ----
@@ -424,6 +449,7 @@ main() {
   run_ctest
   run_pytest
   run_cuda_bundles
+  run_nvrtc_sources
   if ((NO_ASAN == 0)) && run_asan && ((NO_FUZZ == 0)); then
     run_fuzz
   fi

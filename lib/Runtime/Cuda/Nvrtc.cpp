@@ -175,6 +175,12 @@ tile_status loadNvrtc(const Nvrtc *&out) {
   sym(a.nvrtcGetProgramLog, "nvrtcGetProgramLog");
   sym(a.nvrtcGetCUBINSize, "nvrtcGetCUBINSize");
   sym(a.nvrtcGetCUBIN, "nvrtcGetCUBIN");
+  if (missing.empty()) {
+    a.nvrtcGetPTXSize = reinterpret_cast<decltype(a.nvrtcGetPTXSize)>(
+        ::dlsym(h, "nvrtcGetPTXSize"));
+    a.nvrtcGetPTX =
+        reinterpret_cast<decltype(a.nvrtcGetPTX)>(::dlsym(h, "nvrtcGetPTX"));
+  }
   if (!missing.empty()) {
     ::dlclose(h);
     return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
@@ -193,6 +199,21 @@ tile_status loadNvrtc(const Nvrtc *&out) {
 
 tile_status Nvrtc::compile(std::string_view source, const std::string &name,
                            int cc, std::string &cubin) const {
+  return run(source, name, "sm_" + str(cc), false, cubin);
+}
+
+tile_status Nvrtc::compilePTX(std::string_view source, const std::string &name,
+                              const std::string &computeArch,
+                              std::string &ptx) const {
+  if (!api.nvrtcGetPTXSize || !api.nvrtcGetPTX)
+    return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
+                "NVRTC at " + path + " cannot return PTX");
+  return run(source, name, computeArch, true, ptx);
+}
+
+tile_status Nvrtc::run(std::string_view source, const std::string &name,
+                       const std::string &arch, bool wantPTX,
+                       std::string &out) const {
   std::string text(source);
   nvrtcProgram prog = nullptr;
   nvrtcResult r = api.nvrtcCreateProgram(&prog, text.c_str(),
@@ -202,8 +223,10 @@ tile_status Nvrtc::compile(std::string_view source, const std::string &name,
     return fail(TILE_STATUS_LAUNCH_FAILED,
                 "kernel '" + name + "': nvrtcCreateProgram failed: " +
                     resultText(*this, r));
-  std::string arch = "--gpu-architecture=sm_" + str(cc);
-  const char *opts[] = {arch.c_str(), "--std=c++17", "-default-device",
+  // The generated code converts index values freely (68), leaves values
+  // unused (177) and sets some it never reads (550): not worth a warning.
+  std::string archOption = "--gpu-architecture=" + arch;
+  const char *opts[] = {archOption.c_str(), "--std=c++17", "-default-device",
                         "--diag-suppress=68,177,550"};
   r = api.nvrtcCompileProgram(prog, int(sizeof(opts) / sizeof(opts[0])),
                               opts);
@@ -220,22 +243,27 @@ tile_status Nvrtc::compile(std::string_view source, const std::string &name,
     api.nvrtcDestroyProgram(&prog);
     return fail(TILE_STATUS_LAUNCH_FAILED,
                 "kernel '" + name + "': NVRTC " + str(major) + "." +
-                    str(minor) + " failed to compile its CUDA C++ for sm_" +
-                    str(cc) + " (" + resultText(*this, r) + ")" +
+                    str(minor) + " failed to compile its CUDA C++ for " +
+                    arch + " (" + resultText(*this, r) + ")" +
                     (log.empty() ? std::string() : ":\n" + log));
   }
   size_t size = 0;
-  r = api.nvrtcGetCUBINSize(prog, &size);
+  r = wantPTX ? api.nvrtcGetPTXSize(prog, &size)
+              : api.nvrtcGetCUBINSize(prog, &size);
   if (r == 0 && size > 0) {
-    cubin.resize(size);
-    r = api.nvrtcGetCUBIN(prog, &cubin[0]);
+    out.resize(size);
+    r = wantPTX ? api.nvrtcGetPTX(prog, &out[0])
+                : api.nvrtcGetCUBIN(prog, &out[0]);
+    if (wantPTX && !out.empty() && out.back() == '\0')
+      out.pop_back();
   }
   api.nvrtcDestroyProgram(&prog);
   if (r != 0 || size == 0)
     return fail(TILE_STATUS_LAUNCH_FAILED,
-                "kernel '" + name + "': NVRTC produced no cubin for sm_" +
-                    str(cc) + (r != 0 ? " (" + resultText(*this, r) + ")"
-                                      : std::string()));
+                "kernel '" + name + "': NVRTC produced no " +
+                    (wantPTX ? "PTX" : "cubin") + " for " + arch +
+                    (r != 0 ? " (" + resultText(*this, r) + ")"
+                            : std::string()));
   return TILE_STATUS_OK;
 }
 

@@ -50,6 +50,9 @@ struct NvrtcApi {
   nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char *);
   nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t *);
   nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char *);
+  // Optional (tile-nvrtc --ptx only).
+  nvrtcResult (*nvrtcGetPTXSize)(nvrtcProgram, size_t *);
+  nvrtcResult (*nvrtcGetPTX)(nvrtcProgram, char *);
 };
 
 /// The loaded NVRTC library.
@@ -63,6 +66,16 @@ struct Nvrtc {
   /// log.
   tile_status compile(std::string_view source, const std::string &name,
                       int cc, std::string &cubin) const;
+  /// The same compile for the virtual arch compute_<cc>[a], into PTX
+  /// (tile-nvrtc: checking the sources on a machine without a GPU).
+  tile_status compilePTX(std::string_view source, const std::string &name,
+                         const std::string &computeArch,
+                         std::string &ptx) const;
+
+private:
+  tile_status run(std::string_view source, const std::string &name,
+                  const std::string &arch, bool wantPTX,
+                  std::string &out) const;
 };
 
 /// The process-wide NVRTC, loaded on the first call (see the search order
