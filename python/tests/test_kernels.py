@@ -226,8 +226,10 @@ def test_load_without_device_inspects_any_bundle(tile, tmp_path, monkeypatch):
     assert k.inspect_only and k.backend == "none"
     assert (k.name, k.target_kind, k.target_chip) == ("softmax", "cuda", "sm_90a")
     assert [p["name"] for p in k.params] == ["X", "Y"] and k.out_idx == [1]
-    assert k.sections == ["metadata", "cubin", "ptx", "native.so", "mlir"]
+    assert k.sections == ["metadata", "cubin", "ptx", "native.so", "cuda",
+                          "mlir"]
     assert ".entry softmax_kernel(" in k.get_source("ptx")
+    assert 'extern "C" __global__' in k.get_source("cuda")
     assert "func.func @softmax" in k.get_source("mlir")
     assert k.info["inspect_only"] and k.info["grid"] is not None
     assert "backend  none" in k.describe() and "ptx " in k.describe()
@@ -277,16 +279,16 @@ def test_backend_validation(tile):
         tile.compile(src, target="cpu", execution_backend="bogus")
     with pytest.raises(ValueError, match="'nvrtc' cannot run 'cpu'.*auto, ffi, native"):
         tile.compile(src, target="cpu", execution_backend="nvrtc")
-    with pytest.raises(NotImplementedError, match="nvrtc.*not implemented"):
-        tile.compile(src, target="cuda", execution_backend="nvrtc")
+    # nvrtc runs cuda kernels (the bundle's CUDA C++, compiled at load).
+    assert tile.compiler.check_backend("cuda", "nvrtc") == "nvrtc"
     with pytest.raises(ValueError, match="'metal-torch' cannot run 'cpu'"):
         tile.compile(src, target="cpu", execution_backend="metal-torch")
     with pytest.raises(ValueError, match="unknown target"):
         tile.compile(src, target="tpu")
     with pytest.raises(NotImplementedError, match="metal-torch.*not implemented"):
         tile.compile(src, target="metal")
-    with pytest.raises(NotImplementedError, match="nvrtc.*not implemented"):
-        tile.load(src, execution_backend="nvrtc")
+    with pytest.raises(NotImplementedError, match="metal-torch.*not implemented"):
+        tile.load(src, execution_backend="metal-torch")
 
 
 def test_abi_tables_come_from_the_runtime(tile):

@@ -223,11 +223,14 @@ tile_status Nvrtc::run(std::string_view source, const std::string &name,
     return fail(TILE_STATUS_LAUNCH_FAILED,
                 "kernel '" + name + "': nvrtcCreateProgram failed: " +
                     resultText(*this, r));
-  // The generated code converts index values freely (68), leaves values
-  // unused (177) and sets some it never reads (550): not worth a warning.
+  // --fmad=false: no FMA contraction, the same arithmetic as the LLVM
+  // path's cubin (MLIR's arith ops carry no `contract` flag), so nvrtc and
+  // ffi agree bit for bit. The generated code converts index values freely
+  // (68), leaves values unused (177) and sets some it never reads (550):
+  // not worth a warning.
   std::string archOption = "--gpu-architecture=" + arch;
   const char *opts[] = {archOption.c_str(), "--std=c++17", "-default-device",
-                        "--diag-suppress=68,177,550"};
+                        "--fmad=false", "--diag-suppress=68,177,550"};
   r = api.nvrtcCompileProgram(prog, int(sizeof(opts) / sizeof(opts[0])),
                               opts);
   std::string log;
