@@ -27,6 +27,19 @@ using namespace mlir::tile::emitc_lowering;
 
 namespace {
 
+bool isSupportedAtomic(arith::AtomicRMWKind kind) {
+  using K = arith::AtomicRMWKind;
+  return kind == K::addf || kind == K::addi || kind == K::maxs ||
+         kind == K::mins || kind == K::maximumf || kind == K::minimumf;
+}
+
+bool isSupportedNVVMMma(NVVM::MmaOp op) {
+  auto typeA = op.getMultiplicandAPtxType();
+  return op.getLayoutA() == NVVM::MMALayout::row &&
+         op.getLayoutB() == NVVM::MMALayout::col && typeA &&
+         (*typeA == NVVM::MMATypes::bf16 || *typeA == NVVM::MMATypes::tf32);
+}
+
 std::string typeName(Type t) {
   return cppScalarName(t).value_or("void");
 }
@@ -87,8 +100,15 @@ struct GPUIndexPattern : CallPattern<Op> {
   FailureOr<std::string> callee(Op op, typename Op::Adaptor,
                                 ConversionPatternRewriter &,
                                 SmallVectorImpl<Value> &) const override {
-    return ("tile::" + what + "_" + gpu::stringifyDimension(op.getDimension()))
-        .str();
+    std::string name =
+        ("tile::" + what + "_" + gpu::stringifyDimension(op.getDimension()))
+            .str();
+    // The bound lets the C++ compiler fold what LLVM folds from the range
+    // of the NVVM intrinsic (e.g. (tid + 384) / 128 == 3 with 128 threads:
+    // a constant register index instead of local memory).
+    if (auto bound = op.getUpperBound())
+      name += "<" + std::to_string(bound->getZExtValue()) + ">";
+    return name;
   }
   std::string what;
 };
@@ -119,9 +139,7 @@ struct ShufflePattern : OpConversionPattern<gpu::ShuffleOp> {
   matchAndRewrite(gpu::ShuffleOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (!op.getValid().use_empty())
-      return op.emitError("gpu.shuffle: the `valid` result has no C++ source "
-                          "lowering (only the value is available)"),
-             failure();
+      return rewriter.notifyMatchFailure(op, "`valid` is used");
     Type t = getTypeConverter()->convertType(op.getShuffleResult().getType());
     std::string name =
         ("tile::shuffle_" + gpu::stringifyShuffleMode(op.getMode())).str();
@@ -211,9 +229,7 @@ struct AllocaPattern : OpConversionPattern<memref::AllocaOp> {
                   ConversionPatternRewriter &rewriter) const override {
     MemRefType type = op.getType();
     if (!type.hasStaticShape() || !type.getLayout().isIdentity())
-      return op.emitError("memref.alloca: only static shapes with the identity "
-                          "layout have a C++ source lowering"),
-             failure();
+      return rewriter.notifyMatchFailure(op, "dynamic or strided");
     Type resultType = getTypeConverter()->convertType(type);
     auto elem = cppScalarName(type.getElementType());
     if (!resultType || !elem)
@@ -242,12 +258,8 @@ struct AtomicRMWPattern : CallPattern<memref::AtomicRMWOp> {
                                 ConversionPatternRewriter &rewriter,
                                 SmallVectorImpl<Value> &args) const override {
     std::string kind = arith::stringifyAtomicRMWKind(op.getKind()).str();
-    static const StringRef supported[] = {"addf", "addi", "maxs", "mins",
-                                          "maximumf", "minimumf"};
-    if (!llvm::is_contained(supported, kind))
-      return op.emitError("memref.atomic_rmw ")
-                 << kind << " has no C++ source lowering",
-             failure();
+    if (!isSupportedAtomic(op.getKind()))
+      return rewriter.notifyMatchFailure(op, "atomic kind");
     args.push_back(a.getMemref());
     args.push_back(a.getValue());
     llvm::append_range(args, a.getIndices());
@@ -500,12 +512,10 @@ struct LdMatrixPattern : CallPattern<nvgpu::LdMatrixOp> {
 struct MmaSyncPattern : CallPattern<nvgpu::MmaSyncOp> {
   using CallPattern::CallPattern;
   FailureOr<std::string> callee(nvgpu::MmaSyncOp op, Adaptor a,
-                                ConversionPatternRewriter &,
+                                ConversionPatternRewriter &rewriter,
                                 SmallVectorImpl<Value> &args) const override {
     if (op.getTf32Enabled())
-      return op.emitError("nvgpu.mma.sync with tf32 has no C++ source "
-                          "lowering (the lowering uses nvvm.mma.sync)"),
-             failure();
+      return rewriter.notifyMatchFailure(op, "tf32");
     auto s = op.getMmaShapeAsArray();
     args.append({a.getMatrixA(), a.getMatrixB(), a.getMatrixC()});
     return "tile::mma_sync_m" + std::to_string(s[0]) + "n" +
@@ -517,19 +527,11 @@ struct MmaSyncPattern : CallPattern<nvgpu::MmaSyncOp> {
 struct NVVMMmaPattern : CallPattern<NVVM::MmaOp> {
   using CallPattern::CallPattern;
   FailureOr<std::string> callee(NVVM::MmaOp op, Adaptor a,
-                                ConversionPatternRewriter &,
+                                ConversionPatternRewriter &rewriter,
                                 SmallVectorImpl<Value> &args) const override {
-    if (op.getLayoutA() != NVVM::MMALayout::row ||
-        op.getLayoutB() != NVVM::MMALayout::col)
-      return op.emitError("nvvm.mma.sync: only row.col has a C++ source "
-                          "lowering"),
-             failure();
     auto typeA = op.getMultiplicandAPtxType();
-    if (!typeA || (*typeA != NVVM::MMATypes::bf16 &&
-                   *typeA != NVVM::MMATypes::tf32))
-      return op.emitError("nvvm.mma.sync: only bf16 and tf32 operands have a "
-                          "C++ source lowering"),
-             failure();
+    if (!isSupportedNVVMMma(op))
+      return rewriter.notifyMatchFailure(op, "layout or types");
     NVVM::MMAShapeAttr shape = op.getShape();
     llvm::append_range(args, a.getOperands());
     return "tile::mma_sync_m" + std::to_string(shape.getM()) + "n" +
@@ -596,9 +598,7 @@ struct ConstantPattern : OpConversionPattern<arith::ConstantOp> {
     if (auto vt = dyn_cast<VectorType>(type)) {
       auto dense = dyn_cast<SplatElementsAttr>(op.getValue());
       if (!dense)
-        return op.emitError("arith.constant: only splat vector constants have "
-                            "a C++ source lowering"),
-               failure();
+        return rewriter.notifyMatchFailure(op, "non-splat vector");
       Value e = scalar(dense.getSplatValue<Attribute>(), vt.getElementType());
       SmallVector<Value> elems(vt.getNumElements(), e);
       rewriter.replaceOp(op, callOpaque(rewriter, loc,
@@ -614,6 +614,37 @@ struct ConstantPattern : OpConversionPattern<arith::ConstantOp> {
 };
 
 } // namespace
+
+LogicalResult mlir::tile::emitc_lowering::checkSupported(Operation *root) {
+  WalkResult r = root->walk([](Operation *op) -> WalkResult {
+    auto reject = [&](const Twine &what) {
+      op->emitError() << what << " has no C++ source lowering";
+      return WalkResult::interrupt();
+    };
+    if (auto sh = dyn_cast<gpu::ShuffleOp>(op); sh && !sh.getValid().use_empty())
+      return reject("gpu.shuffle's `valid` result (only the value is "
+                    "available)");
+    if (auto a = dyn_cast<memref::AllocaOp>(op);
+        a && (!a.getType().hasStaticShape() ||
+              !a.getType().getLayout().isIdentity()))
+      return reject("memref.alloca of a dynamic shape or a strided layout");
+    if (auto a = dyn_cast<memref::AtomicRMWOp>(op);
+        a && !isSupportedAtomic(a.getKind()))
+      return reject("memref.atomic_rmw " +
+                    arith::stringifyAtomicRMWKind(a.getKind()));
+    if (auto m = dyn_cast<nvgpu::MmaSyncOp>(op); m && m.getTf32Enabled())
+      return reject("nvgpu.mma.sync with tf32 (the lowering uses "
+                    "nvvm.mma.sync)");
+    if (auto m = dyn_cast<NVVM::MmaOp>(op); m && !isSupportedNVVMMma(m))
+      return reject("nvvm.mma.sync other than row.col bf16/tf32");
+    if (auto c = dyn_cast<arith::ConstantOp>(op);
+        c && isa<VectorType>(c.getType()) &&
+        !isa<SplatElementsAttr>(c.getValue()))
+      return reject("arith.constant of a non-splat vector");
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
 
 void mlir::tile::emitc_lowering::populateDevicePatterns(
     const TypeConverter &c, RewritePatternSet &patterns) {

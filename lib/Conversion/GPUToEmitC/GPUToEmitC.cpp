@@ -113,12 +113,47 @@ void expandMemRefParams(emitc::FuncOp func, ArrayRef<Type> originalInputs) {
     auto elem = cppScalarName(memref.getElementType());
     Type ptr = emitc::PointerType::get(
         emitc::OpaqueType::get(ctx, elem.value_or("void")));
-    SmallVector<Value> fields;
-    fields.push_back(entry.addArgument(ptr, loc));
-    fields.push_back(entry.addArgument(ptr, loc));
-    fields.push_back(entry.addArgument(i64, loc));
-    for (int64_t k = 0; k < 2 * memref.getRank(); ++k)
-      fields.push_back(entry.addArgument(i64, loc));
+    SmallVector<Value> params;
+    params.push_back(entry.addArgument(ptr, loc));
+    params.push_back(entry.addArgument(ptr, loc));
+    for (int64_t k = 0; k < 1 + 2 * memref.getRank(); ++k)
+      params.push_back(entry.addArgument(i64, loc));
+    // What the type says statically (static sizes; the identity layout's
+    // offset 0 and row-major strides; a strided layout's static entries)
+    // is a constant, as on the LLVM path, which never reads those fields:
+    // the C++ compiler then folds the address arithmetic the same way.
+    auto constant = [&](int64_t v) -> Value {
+      return emitc::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+    };
+    int64_t rank = memref.getRank();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    bool strided = succeeded(memref.getStridesAndOffset(strides, offset));
+    SmallVector<Value> fields = {params[0], params[1]};
+    fields.push_back(strided && !ShapedType::isDynamic(offset)
+                         ? constant(offset)
+                         : params[2]);
+    SmallVector<Value> sizes;
+    for (int64_t k = 0; k < rank; ++k) {
+      int64_t s = memref.getDimSize(k);
+      sizes.push_back(ShapedType::isDynamic(s) ? params[3 + k] : constant(s));
+    }
+    llvm::append_range(fields, sizes);
+    SmallVector<Value> strideValues(rank);
+    for (int64_t k = rank - 1; k >= 0; --k) {
+      if (memref.getLayout().isIdentity())
+        strideValues[k] =
+            k == rank - 1
+                ? constant(1)
+                : emitc::MulOp::create(b, loc, i64, strideValues[k + 1],
+                                       sizes[k + 1])
+                      .getResult();
+      else if (strided && !ShapedType::isDynamic(strides[k]))
+        strideValues[k] = constant(strides[k]);
+      else
+        strideValues[k] = params[3 + rank + k];
+    }
+    llvm::append_range(fields, strideValues);
     Value rebuilt = callOpaque(
         b, loc, old.getType(),
         "tile::make_memref<" + std::to_string(memref.getRank()) + ">",
@@ -164,6 +199,28 @@ struct ConvertGPUToEmitCPass
           << target << "' (known: cuda)";
       return signalPassFailure();
     }
+
+    if (failed(checkSupported(module)))
+      return signalPassFailure();
+    // Thread indices are below the kernel's known block size (the LLVM path
+    // gets the same fact from the intrinsic's range).
+    module.walk([](gpu::GPUFuncOp func) {
+      auto known = func.getKnownBlockSizeAttr();
+      if (!known)
+        return;
+      func.walk([&](Operation *op) {
+        auto setBound = [&](auto idOp) {
+          if (!idOp.getUpperBoundAttr())
+            idOp.setUpperBoundAttr(IntegerAttr::get(
+                IndexType::get(op->getContext()),
+                known[static_cast<unsigned>(idOp.getDimension())]));
+        };
+        if (auto t = dyn_cast<gpu::ThreadIdOp>(op))
+          setBound(t);
+        else if (auto d = dyn_cast<gpu::BlockDimOp>(op))
+          setBound(d);
+      });
+    });
 
     // Hoist the kernels out of their gpu.modules: C++ has one namespace.
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());

@@ -33,6 +33,11 @@ public:
 Value callOpaque(OpBuilder &b, Location loc, Type result, StringRef callee,
                  ValueRange operands);
 
+/// Emits an error naming the first op under `root` that the patterns cannot
+/// lower for a reason they know before trying (an unsupported kind, type or
+/// use), so the user gets that reason rather than "failed to legalize".
+LogicalResult checkSupported(Operation *root);
+
 /// Adds the patterns for gpu, memref, vector, nvgpu, nvvm, llvm and the
 /// arith/math ops without a C++ operator (GPUToEmitCPatterns.cpp).
 void populateDevicePatterns(const TypeConverter &converter,

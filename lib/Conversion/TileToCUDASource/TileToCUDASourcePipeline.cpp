@@ -8,6 +8,7 @@
 #include "tile/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/EmitC/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -26,6 +27,14 @@ void mlir::tile::buildTileToCUDASourcePipeline(
   // The sm_80 instructions for every chip: the source has no wgmma/TMA
   // variant (sm_90a runs the generic kernel).
   pm.addPass(createConvertTileToNVGPU(ConvertTileToNVGPUOptions{"sm_80"}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // The thread index is below the block size: fold the index arithmetic
+  // that depends on it (register slots of unrolled loops, (tid + 384) /
+  // 128 == 3), as LLVM does on the NVVM path from the intrinsic's range.
+  // Otherwise the C++ compiler sees dynamic indices into the per-thread
+  // arrays and keeps them in local memory.
+  pm.addPass(arith::createIntRangeOptimizationsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Views of kernel parameters become reinterpret_casts of their metadata.

@@ -7,8 +7,12 @@
 // CHECK-SAME: (%[[ALLOC:.*]]: !emitc.ptr<!emitc.opaque<"float">>, %[[ALIGNED:.*]]: !emitc.ptr<!emitc.opaque<"float">>, %[[OFF:.*]]: i64, %[[SIZE:.*]]: i64, %[[STRIDE:.*]]: i64, %[[S:.*]]: f32)
 // CHECK-SAME: specifiers = ["extern \22C\22 __global__", "__launch_bounds__(64)"]
 // CHECK-NOT: gpu.module
-// CHECK: %[[M:.*]] = call_opaque "tile::make_memref<1>"(%[[ALLOC]], %[[ALIGNED]], %[[OFF]], %[[SIZE]], %[[STRIDE]])
-// CHECK: %[[T:.*]] = call_opaque "tile::thread_id_x"() : () -> !emitc.size_t
+// What the type says is a constant (offset 0, unit stride), as on the LLVM
+// path: the parameters for them stay in the ABI, unread.
+// CHECK: %[[ZERO:.*]] = "emitc.constant"() <{value = 0 : i64}> : () -> i64
+// CHECK: %[[ONE:.*]] = "emitc.constant"() <{value = 1 : i64}> : () -> i64
+// CHECK: %[[M:.*]] = call_opaque "tile::make_memref<1>"(%[[ALLOC]], %[[ALIGNED]], %[[ZERO]], %[[SIZE]], %[[ONE]])
+// CHECK: %[[T:.*]] = call_opaque "tile::thread_id_x<64>"() : () -> !emitc.size_t
 // CHECK: %[[V:.*]] = call_opaque "tile::load"(%[[M]], %[[T]])
 // CHECK: %[[SUM:.*]] = add %[[V]], %[[S]] : (f32, f32) -> f32
 // CHECK: call_opaque "tile::barrier"()
@@ -102,10 +106,47 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @bad_module {
     gpu.func @bad_kernel(%x: f32, %i: i32) kernel {
-      // expected-error @below {{gpu.shuffle: the `valid` result has no C++ source lowering (only the value is available)}}
-      // expected-error @below {{failed to legalize operation 'gpu.shuffle'}}
+      // expected-error @below {{gpu.shuffle's `valid` result (only the value is available) has no C++ source lowering}}
       %sh, %valid = gpu.shuffle idx %x, %i, %i : f32
       %f = arith.select %valid, %sh, %x : f32
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @bad_module {
+    gpu.func @bad_kernel(%x: memref<?xi32>, %v: i32) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @below {{memref.atomic_rmw ori has no C++ source lowering}}
+      %old = memref.atomic_rmw ori %v, %x[%c0] : (i32, memref<?xi32>) -> i32
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @bad_module {
+    gpu.func @bad_kernel(%n: index) kernel {
+      // expected-error @below {{memref.alloca of a dynamic shape or a strided layout has no C++ source lowering}}
+      %a = memref.alloca(%n) : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// An op nothing lowers: the conversion names it.
+module attributes {gpu.container_module} {
+  gpu.module @bad_module {
+    gpu.func @bad_kernel(%x: f32) kernel {
+      // expected-error @below {{failed to legalize operation 'math.atan2'}}
+      %y = math.atan2 %x, %x : f32
       gpu.return
     }
   }

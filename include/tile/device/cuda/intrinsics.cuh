@@ -9,15 +9,23 @@
 namespace tile {
 
 // ---- indices and barriers ---------------------------------------------------
-TILE_DEVICE size_t thread_id_x() { return threadIdx.x; }
-TILE_DEVICE size_t thread_id_y() { return threadIdx.y; }
-TILE_DEVICE size_t thread_id_z() { return threadIdx.z; }
+// `Bound`: the kernel's known block size in that dimension (the value is
+// below it; block_dim is at most it), so the compiler can fold index
+// arithmetic with it as LLVM does from the NVVM intrinsics' ranges.
+template <unsigned Bound = 1024> TILE_DEVICE size_t bounded(unsigned v) {
+  if (v >= Bound)
+    __builtin_unreachable();
+  return v;
+}
+template <unsigned Bound = 1024> TILE_DEVICE size_t thread_id_x() { return bounded<Bound>(threadIdx.x); }
+template <unsigned Bound = 1024> TILE_DEVICE size_t thread_id_y() { return bounded<Bound>(threadIdx.y); }
+template <unsigned Bound = 64> TILE_DEVICE size_t thread_id_z() { return bounded<Bound>(threadIdx.z); }
 TILE_DEVICE size_t block_id_x() { return blockIdx.x; }
 TILE_DEVICE size_t block_id_y() { return blockIdx.y; }
 TILE_DEVICE size_t block_id_z() { return blockIdx.z; }
-TILE_DEVICE size_t block_dim_x() { return blockDim.x; }
-TILE_DEVICE size_t block_dim_y() { return blockDim.y; }
-TILE_DEVICE size_t block_dim_z() { return blockDim.z; }
+template <unsigned Bound = 1024> TILE_DEVICE size_t block_dim_x() { return bounded<Bound + 1>(blockDim.x); }
+template <unsigned Bound = 1024> TILE_DEVICE size_t block_dim_y() { return bounded<Bound + 1>(blockDim.y); }
+template <unsigned Bound = 64> TILE_DEVICE size_t block_dim_z() { return bounded<Bound + 1>(blockDim.z); }
 TILE_DEVICE size_t grid_dim_x() { return gridDim.x; }
 TILE_DEVICE size_t grid_dim_y() { return gridDim.y; }
 TILE_DEVICE size_t grid_dim_z() { return gridDim.z; }
