@@ -118,14 +118,19 @@ def nvrtc_env():
     at the pip nvidia-cuda-nvrtc wheel when the caller set none and the
     system has no libnvrtc the loader finds. Called before a kernel is
     loaded with the nvrtc backend."""
-    if os.environ.get("TILE_NVRTC_PATH"):
-        return
-    import ctypes.util
-    if ctypes.util.find_library("nvrtc"):
+    if os.environ.get("TILE_NVRTC_PATH") or _system_has_nvrtc():
         return
     pip = pip_nvrtc_library()
     if pip:
         os.environ["TILE_NVRTC_PATH"] = pip
+
+
+@functools.lru_cache(maxsize=None)
+def _system_has_nvrtc():
+    """Whether the dynamic loader finds a libnvrtc (asked once: it runs
+    ldconfig)."""
+    import ctypes.util
+    return ctypes.util.find_library("nvrtc") is not None
 
 
 def tilec_env():

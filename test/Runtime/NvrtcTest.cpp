@@ -181,3 +181,37 @@ TEST(NvrtcMissing, BackendListedForCuda) {
   EXPECT_TRUE(tile_backend_runs(b, TILE_TARGET_CUDA));
   EXPECT_FALSE(tile_backend_runs(b, TILE_TARGET_CPU));
 }
+
+#ifdef TILE_TEST_COMPILED_ADD_CU
+// The real NVRTC (when this host has one: the CUDA toolkit or the pip
+// wheel) on the CUDA C++ tilec generated for examples/elementwise_add.mlir,
+// through the runtime's own NVRTC layer: a cubin for sm_80 and sm_90 that
+// defines the kernel and the metadata-hash constant with the value the
+// source was generated with (what the runtime compares after loading it).
+TEST(NvrtcReal, CompilesTheGeneratedSource) {
+  ::unsetenv("TILE_NVRTC_PATH");
+  const tile::rt::cuda::Nvrtc *nvrtc = nullptr;
+  if (tile::rt::cuda::loadNvrtc(nvrtc) != TILE_STATUS_OK)
+    GTEST_SKIP() << "no NVRTC here: " << tile_last_error();
+  std::string source = readFile(TILE_TEST_COMPILED_ADD_CU);
+  ASSERT_NE(source.find("elementwise_add_kernel"), std::string::npos);
+  // "... elementwise_add__tile_metadata_hash = 0x<16 hex digits>ull;"
+  size_t at = source.find("__tile_metadata_hash = 0x");
+  ASSERT_NE(at, std::string::npos);
+  uint64_t hash = std::stoull(source.substr(at + 25, 16), nullptr, 16);
+  std::string hashBytes(reinterpret_cast<const char *>(&hash), 8);
+  for (int cc : {80, 90}) {
+    SCOPED_TRACE(cc);
+    std::string cubin;
+    ASSERT_EQ(nvrtc->compile(source, "elementwise_add", cc, cubin),
+              TILE_STATUS_OK)
+        << tile_last_error();
+    ASSERT_GT(cubin.size(), 4u);
+    EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+    EXPECT_NE(cubin.find("elementwise_add_kernel"), std::string::npos);
+    EXPECT_NE(cubin.find("elementwise_add__tile_metadata_hash"),
+              std::string::npos);
+    EXPECT_NE(cubin.find(hashBytes), std::string::npos);
+  }
+}
+#endif
