@@ -1,7 +1,10 @@
 """tile.compile + Kernel calls on the CPU target with numpy: numerics of the
 examples, out_idx, bf16, scalars, DLPack objects, errors, sources, export."""
 
+import os
+
 import numpy as np
+
 import pytest
 
 from tile_testutil import E2E_KERNELS, EXAMPLES, elementwise_source
@@ -245,6 +248,29 @@ def test_load_without_device_inspects_any_bundle(tile, tmp_path, monkeypatch):
         tile.load(path, device="cpu")
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         tile.load(path, device="tpu")
+
+
+def test_nvrtc_env_finds_pip_nvrtc(tile, tmp_path, monkeypatch):
+    """Backend nvrtc: when the loader finds no libnvrtc and TILE_NVRTC_PATH
+    is unset, the runtime is pointed at the pip nvidia-cuda-nvrtc wheel's
+    library (here a fake one; its builtins library is not NVRTC)."""
+    import sys
+    lib = tmp_path / "site" / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libnvrtc.so.13").write_bytes(b"")
+    (lib / "libnvrtc-builtins.so.13.0").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(tile.compiler, "_system_has_nvrtc", lambda: False)
+    monkeypatch.setenv("TILE_NVRTC_PATH", "")
+    sys.modules.pop("nvidia", None)
+    try:
+        tile.compiler.nvrtc_env()
+        assert os.environ["TILE_NVRTC_PATH"] == str(lib / "libnvrtc.so.13")
+        monkeypatch.setenv("TILE_NVRTC_PATH", "/opt/nvrtc/libnvrtc.so")
+        tile.compiler.nvrtc_env()  # the caller's choice stays
+        assert os.environ["TILE_NVRTC_PATH"] == "/opt/nvrtc/libnvrtc.so"
+    finally:
+        sys.modules.pop("nvidia", None)
 
 
 def test_tilec_env_finds_pip_cuda_toolkit(tile, tmp_path, monkeypatch):
