@@ -3,7 +3,8 @@
 #   <prefix>/bin/tile-opt, tilec, tile-run
 #   <prefix>/include/tile/**.h, *.td, generated *.inc; <prefix>/include/tile-c
 #   <prefix>/lib/libTile*.a, libTileCAPI.so, libTilePlugin.so  (compiler)
-#   <prefix>/lib/libtile_runtime.so, include/tile/Runtime/*.h (runtime)
+#   <prefix>/lib/libtile_runtime.so, include/tile/Runtime/*.h,
+#     include/tile/device/cuda/*.cuh (runtime)
 #   <prefix>/lib/cmake/tile/{TileConfig,TileConfigVersion}.cmake,
 #     TileTargets.cmake (compiler), TileRuntimeTargets.cmake (runtime)
 #

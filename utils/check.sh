@@ -12,6 +12,8 @@
 #           (the static tilec inside) and test/Wheel installs it into a
 #           fresh venv with --no-index and compiles + runs kernels with no
 #           LLVM visible (docs/python.md, "The wheel")
+#   nvrtc   every E2E kernel's CUDA C++ (the nvrtc backend's source)
+#           through NVRTC to PTX, assembled by ptxas for sm_80 and sm_90a
 #   asan    ASan+UBSan build of the runtime (compiler OFF) in <build>-asan:
 #           its gtests, the E2E suite through its tile-run and the Python
 #           tests through its extension
@@ -249,6 +251,27 @@ run_wheel() {
         --rootdir="$TILE_ROOT" --junitxml="$xml" test/Wheel
   ) 2>&1 | tee "$log"
   record_suite wheel "${PIPESTATUS[0]}" "$xml" "$log"
+# The nvrtc backend's CUDA C++ of every E2E kernel: NVRTC (the runtime's own
+# NVRTC layer, through tile-nvrtc; NVRTC needs no GPU) to PTX for compute_80,
+# then ptxas for sm_80 and sm_90a. The source is the same sm_80 code for
+# both chips, so the sm_80 bundles are enough. Skips when NVRTC is missing.
+run_nvrtc_sources() {
+  local xml="$RESULTS/nvrtc-sources.xml" log="$TILE_LOG_DIR/nvrtc-sources.log"
+  rm -f "$xml"
+  if [[ ! -x "$TILE_BUILD_DIR/bin/tile-nvrtc" ]]; then
+    SUMMARY+=("nvrtc:  tile-nvrtc not built, 0 tests")
+    return
+  fi
+  tile_step "nvrtc sources: test/E2E CUDA C++ through NVRTC + ptxas (sm_80, sm_90a)"
+  (
+    cd "$TILE_ROOT" &&
+      PATH="$TILE_BUILD_DIR/bin:$PATH" TILE_BUILD_DIR="$TILE_BUILD_DIR" \
+        TILE_E2E_TARGET=cuda TILE_E2E_CHIPS=sm_80 TILE_E2E_COMPILE_ONLY=1 \
+        TILE_E2E_NVRTC_CHECK=1 \
+        py -m pytest -q -p no:cacheprovider --rootdir="$TILE_ROOT" \
+        --junitxml="$xml" -k nvrtc test/E2E
+  ) 2>&1 | tee "$log"
+  record_suite nvrtc "${PIPESTATUS[0]}" "$xml" "$log"
 }
 
 # ---- sanitizers and fuzzers (docs/building.md, "Fuzzing and sanitizers") ----
@@ -470,6 +493,7 @@ main() {
   run_pytest
   run_cuda_bundles
   ((NO_WHEEL)) || run_wheel
+  run_nvrtc_sources
   if ((NO_ASAN == 0)) && run_asan && ((NO_FUZZ == 0)); then
     run_fuzz
   fi

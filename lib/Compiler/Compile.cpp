@@ -97,9 +97,7 @@ FailureOr<const TargetBackend *> validate(CompileOptions &options,
       return emitError(loc) << "unknown backend '" << backend
                             << "' for target '" << target->getName()
                             << "' (tilec generates code for: "
-                            << llvm::join(supported, ", ")
-                            << "; nvrtc and metal-torch are chosen at load "
-                               "time)",
+                            << llvm::join(supported, ", ") << ")",
              failure();
   if (options.backends.empty())
     for (StringRef b : supported)
@@ -199,6 +197,11 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
     return success();
   }
 
+  // A target that lowers the kernel a second way (nvrtc's CUDA C++) gets
+  // the module as it was before lowering.
+  OwningOpRef<ModuleOp> unlowered;
+  if ((*target)->needsUnloweredModule(options))
+    unlowered = module->clone();
   if (failed(lower(*module, **target, options)))
     return failure();
   if (options.emit == kEmitMLIR) {
@@ -209,6 +212,9 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
 
   TargetOutput generated;
   if (failed((*target)->generate(*module, options, generated)))
+    return failure();
+  if (unlowered && failed((*target)->generateFromUnlowered(
+                       *unlowered, *module, options, generated)))
     return failure();
   if (options.emit != kEmitBundle) {
     output = std::move(generated.artifact);

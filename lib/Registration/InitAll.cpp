@@ -3,6 +3,7 @@
 #include "tile/InitAll.h"
 
 #include "tile/Conversion/Passes.h"
+#include "tile/Conversion/TileToCUDASource.h"
 #include "tile/Conversion/TileToNVVM.h"
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 #include "tile/Dialect/Tile/Transforms/Passes.h"
@@ -16,6 +17,7 @@ void mlir::tile::registerAllDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, math::MathDialect, scf::SCFDialect,
                   LLVM::LLVMDialect>();
   registerTileNVVMDialects(registry);
+  registerTileCUDASourceDialects(registry);
 }
 
 void mlir::tile::registerAllPasses() {
@@ -23,4 +25,5 @@ void mlir::tile::registerAllPasses() {
   registerTileConversionPasses();
   registerTileToCPUPipeline();
   registerTileToNVVMPipeline();
+  registerTileToCUDASourcePipeline();
 }

@@ -139,6 +139,7 @@ const char *tile_kernel_backend(tile_kernel_t k) {
   switch (k->backend) {
   case Backend::Ffi: return "ffi";
   case Backend::Native: return "native";
+  case Backend::Nvrtc: return "nvrtc";
   case Backend::None: return "none";
   }
   return "";

@@ -15,6 +15,7 @@
 
 #include "Metadata.h"
 #include "tile/Runtime/Bundle.h"
+#include "tile/Runtime/tile_targets.h"
 
 #include <memory>
 #include <string>
@@ -43,10 +44,12 @@ public:
                                     int32_t device) const = 0;
 };
 
-/// Loads the device code for `plan.target` from the bundle. On failure
-/// returns the status (after fail()) and leaves `out` empty.
+/// Loads the device code for `plan.target` from the bundle, as `backend`
+/// runs it (nvrtc: the CUDA C++ source; the others: the compiled code). On
+/// failure returns the status (after fail()) and leaves `out` empty.
 tile_status loadDeviceModule(const KernelPlan &plan,
                              const bundle::Reader &bundle,
+                             tile_backend backend,
                              std::unique_ptr<DeviceModule> &out);
 
 /// The device layers (each in its own folder, listed in Device.cpp's table)
@@ -56,6 +59,9 @@ tile_status loadCpuModule(const KernelPlan &plan, const bundle::Reader &bundle,
 tile_status loadCudaModule(const KernelPlan &plan,
                            const bundle::Reader &bundle,
                            std::unique_ptr<DeviceModule> &out); // Cuda/
+tile_status loadNvrtcModule(const KernelPlan &plan,
+                            const bundle::Reader &bundle,
+                            std::unique_ptr<DeviceModule> &out); // Cuda/
 
 } // namespace tile::rt
 

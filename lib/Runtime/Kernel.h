@@ -14,7 +14,8 @@
 namespace tile::rt {
 
 /// None: opened for inspection (tile_kernel_inspect_*), no device code.
-enum class Backend : uint8_t { Ffi, Native, None };
+/// Nvrtc launches like Ffi; its device code was compiled at load time.
+enum class Backend : uint8_t { Ffi, Native, Nvrtc, None };
 
 /// The process-wide allocator slot (nullptr = the device's built-in one).
 std::atomic<const tile_allocator *> &globalAllocator();

@@ -41,8 +41,14 @@ tile_status selectBackend(tile_kernel &k, tile_backend requested) {
                 std::string("backend '") + requestedName +
                     "' is not implemented in this runtime build");
 
-  if (tile_status st = loadDeviceModule(plan, k.bundle, k.module))
+  if (tile_status st = loadDeviceModule(plan, k.bundle, requested, k.module))
     return st;
+  if (requested == TILE_BACKEND_NVRTC) {
+    // Launches as ffi does (metadata checks, out_idx, streams); only the
+    // device code differs (Cuda/Nvrtc.h).
+    k.backend = Backend::Nvrtc;
+    return TILE_STATUS_OK;
+  }
 
   // auto on CPU prefers native: the compiled wrapper checks arguments in
   // straight-line code specialized to this kernel, instead of interpreting

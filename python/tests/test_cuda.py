@@ -18,7 +18,8 @@ BUNDLES = pathlib.Path(os.environ.get(
     "TILE_GPU_EXAMPLES",
     pathlib.Path(__file__).resolve().parents[2] / ".gpu" / "examples"))
 CHIPS = ["sm_90a", "sm_80"]  # sm_80 runs through the PTX JIT on an H200
-BACKENDS = ["ffi", "native"]
+# nvrtc: the bundle's CUDA C++ compiled by NVRTC for the device at load.
+BACKENDS = ["ffi", "native", "nvrtc"]
 
 
 def bundle(name, chip):
@@ -120,3 +121,18 @@ def test_torch_conversion_path():
     v = torch.randn(10000, device="cuda")[::2]
     with pytest.raises(ValueError, match="contiguous"):
         k(v, v)
+
+
+def test_nvrtc_source_and_cache(tmp_path, monkeypatch):
+    """get_source("cuda") is the CUDA C++ NVRTC compiles; a second load of
+    the same bundle reads the cubin from the cache (TILE_CACHE_DIR)."""
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path))
+    k = tile.load(bundle("softmax", "sm_90a"), execution_backend="nvrtc")
+    src = k.get_source("cuda")
+    assert 'extern "C" __global__' in src and "softmax_kernel" in src
+    x = torch.randn(37, 1024, device="cuda")
+    torch.testing.assert_close(k(x), torch.softmax(x, dim=1))
+    cubins = list((tmp_path / "nvrtc").glob("*.cubin"))
+    assert len(cubins) == 1, cubins
+    k2 = tile.load(bundle("softmax", "sm_90a"), execution_backend="nvrtc")
+    torch.testing.assert_close(k2(x), torch.softmax(x, dim=1))

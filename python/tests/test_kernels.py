@@ -1,7 +1,10 @@
 """tile.compile + Kernel calls on the CPU target with numpy: numerics of the
 examples, out_idx, bf16, scalars, DLPack objects, errors, sources, export."""
 
+import os
+
 import numpy as np
+
 import pytest
 
 from tile_testutil import E2E_KERNELS, EXAMPLES, elementwise_source
@@ -235,8 +238,10 @@ def test_load_without_device_inspects_any_bundle(tile, tmp_path, monkeypatch):
     assert k.inspect_only and k.backend == "none"
     assert (k.name, k.target_kind, k.target_chip) == ("softmax", "cuda", "sm_90a")
     assert [p["name"] for p in k.params] == ["X", "Y"] and k.out_idx == [1]
-    assert k.sections == ["metadata", "cubin", "ptx", "native.so", "mlir"]
+    assert k.sections == ["metadata", "cubin", "ptx", "native.so", "cuda",
+                          "mlir"]
     assert ".entry softmax_kernel(" in k.get_source("ptx")
+    assert 'extern "C" __global__' in k.get_source("cuda")
     assert "func.func @softmax" in k.get_source("mlir")
     assert k.info["inspect_only"] and k.info["grid"] is not None
     assert "backend  none" in k.describe() and "ptx " in k.describe()
@@ -254,22 +259,45 @@ def test_load_without_device_inspects_any_bundle(tile, tmp_path, monkeypatch):
         tile.load(path, device="tpu")
 
 
+def test_nvrtc_env_finds_pip_nvrtc(tile, tmp_path, monkeypatch):
+    """Backend nvrtc: when the loader finds no libnvrtc and TILE_NVRTC_PATH
+    is unset, the runtime is pointed at the pip nvidia-cuda-nvrtc wheel's
+    library (here a fake one; its builtins library is not NVRTC)."""
+    import sys
+    lib = tmp_path / "site" / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libnvrtc.so.13").write_bytes(b"")
+    (lib / "libnvrtc-builtins.so.13.0").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(tile.compiler, "_system_has_nvrtc", lambda: False)
+    monkeypatch.setenv("TILE_NVRTC_PATH", "")
+    sys.modules.pop("nvidia", None)
+    try:
+        tile.compiler.nvrtc_env()
+        assert os.environ["TILE_NVRTC_PATH"] == str(lib / "libnvrtc.so.13")
+        monkeypatch.setenv("TILE_NVRTC_PATH", "/opt/nvrtc/libnvrtc.so")
+        tile.compiler.nvrtc_env()  # the caller's choice stays
+        assert os.environ["TILE_NVRTC_PATH"] == "/opt/nvrtc/libnvrtc.so"
+    finally:
+        sys.modules.pop("nvidia", None)
+
+
 def test_backend_validation(tile):
     src = EXAMPLES / "elementwise_add.mlir"
     with pytest.raises(ValueError, match="unknown execution_backend 'bogus'.*auto, ffi, native"):
         tile.compile(src, target="cpu", execution_backend="bogus")
     with pytest.raises(ValueError, match="'nvrtc' cannot run 'cpu'.*auto, ffi, native"):
         tile.compile(src, target="cpu", execution_backend="nvrtc")
-    with pytest.raises(NotImplementedError, match="nvrtc.*not implemented"):
-        tile.compile(src, target="cuda", execution_backend="nvrtc")
+    # nvrtc runs cuda kernels (the bundle's CUDA C++, compiled at load).
+    assert tile.compiler.check_backend("cuda", "nvrtc") == "nvrtc"
     with pytest.raises(ValueError, match="'metal-torch' cannot run 'cpu'"):
         tile.compile(src, target="cpu", execution_backend="metal-torch")
     with pytest.raises(ValueError, match="unknown target"):
         tile.compile(src, target="tpu")
     with pytest.raises(NotImplementedError, match="metal-torch.*not implemented"):
         tile.compile(src, target="metal")
-    with pytest.raises(NotImplementedError, match="nvrtc.*not implemented"):
-        tile.load(src, execution_backend="nvrtc")
+    with pytest.raises(NotImplementedError, match="metal-torch.*not implemented"):
+        tile.load(src, execution_backend="metal-torch")
 
 
 def test_abi_tables_come_from_the_runtime(tile):

@@ -77,6 +77,44 @@ def find_tilec():
         "(PYTHONPATH=<build>/python_packages)")
 
 
+def pip_nvrtc_library():
+    """libnvrtc.so* of the pip package nvidia-cuda-nvrtc: nvidia/cuda_nvrtc/lib
+    (CUDA 12 wheels) or nvidia/cu13/lib (CUDA 13), or None."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for base in spec.submodule_search_locations:
+        for cand in sorted(pathlib.Path(base).glob("*/lib/libnvrtc.so*"),
+                           reverse=True):
+            if "builtins" not in cand.name and "alt" not in cand.name:
+                return str(cand)
+    return None
+
+
+def nvrtc_env():
+    """Points the runtime's NVRTC search (TILE_NVRTC_PATH, docs/runtime.md)
+    at the pip nvidia-cuda-nvrtc wheel when the caller set none and the
+    system has no libnvrtc the loader finds. Called before a kernel is
+    loaded with the nvrtc backend."""
+    if os.environ.get("TILE_NVRTC_PATH") or _system_has_nvrtc():
+        return
+    pip = pip_nvrtc_library()
+    if pip:
+        os.environ["TILE_NVRTC_PATH"] = pip
+
+
+@functools.lru_cache(maxsize=None)
+def _system_has_nvrtc():
+    """Whether the dynamic loader finds a libnvrtc (asked once: it runs
+    ldconfig)."""
+    import ctypes.util
+    return ctypes.util.find_library("nvrtc") is not None
+
+
 _id_lock = threading.Lock()
 _compiler_ids = {}
 
@@ -273,7 +311,8 @@ def compile(source_or_path, out_idx=None, target="auto",
     target: 'auto' (cuda when a GPU is visible, else cpu), 'cpu', 'cuda',
       'hip', 'metal', optionally with ':<chip>' ('cuda:sm_90a').
     execution_backend: cpu: auto, ffi, native; cuda: auto, ffi, native,
-      nvrtc (not implemented); metal: metal-torch (not implemented).
+      nvrtc (the bundle's CUDA C++ compiled by NVRTC at load time); metal:
+      metal-torch (not implemented).
     pass_options: dict of tilec options, {'O': 2} -> --O=2 (True -> a bare
       flag, list -> comma separated).
     compile_flags: extra tilec arguments (list or a string).

@@ -30,6 +30,9 @@ class Kernel(_runtime.KernelHandle):
     def __init__(self, bundle, execution_backend="auto", cache_key=None,
                  source_path=None, compile_args=None, inspect=False):
         # inspect: no device code loaded (tile.load(path, device=None)).
+        if execution_backend == "nvrtc" and not inspect:
+            from .compiler import nvrtc_env
+            nvrtc_env()
         super().__init__(bytes(bundle), execution_backend, inspect)
         self._bundle = bytes(bundle)
         self._cache_key = cache_key

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import os
 import pathlib
+import shutil
 import subprocess
 
 import numpy as np
@@ -23,6 +24,7 @@ if not BUILD.is_absolute():
 # stage runs its runtime-only build's tile-run on kernels of the main tilec).
 TILEC = pathlib.Path(os.environ.get("TILE_TILEC") or BUILD / "bin" / "tilec")
 TILE_RUN = BUILD / "bin" / "tile-run"
+TILE_NVRTC = BUILD / "bin" / "tile-nvrtc"
 KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
 EXAMPLES = REPO / "examples"
 
@@ -34,6 +36,48 @@ CHIPS = [c for c in os.environ.get("TILE_E2E_CHIPS", "sm_90a,sm_80").split(",")
 # With TILE_E2E_CHECK_IMAGE=1 (utils/gpu/run.sh on an sm_90 device) every
 # cuda run must report the module image the runtime chose.
 EXPECTED_IMAGE = {"sm_90a": "from cubin", "sm_80": "from ptx (JIT)"}
+# Backend nvrtc compiles the bundle's CUDA C++ for the device, whatever chip.
+EXPECTED_NVRTC_IMAGE = "from nvrtc"
+
+
+def find_ptxas():
+    for cand in (os.environ.get("TILE_PTXAS"),
+                 shutil.which("ptxas"),
+                 os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"),
+                              "bin", "ptxas"),
+                 "/usr/local/cuda/bin/ptxas"):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+_nvrtc_checked = {}
+
+
+def check_nvrtc_source(bundle_path):
+    """TILE_E2E_NVRTC_CHECK=1 (utils/check.sh, no GPU): the bundle's CUDA
+    C++ through NVRTC (tile-nvrtc, the runtime's NVRTC layer) to PTX for
+    compute_80, assembled by ptxas for sm_80 and sm_90a (the source is the
+    same sm_80 code for both chips). Once per bundle."""
+    key = str(bundle_path)
+    if key in _nvrtc_checked:
+        return
+    require(TILE_NVRTC)
+    ptxas = find_ptxas()
+    if ptxas is None:
+        pytest.skip("no ptxas to assemble the NVRTC PTX")
+    ptx = pathlib.Path(bundle_path).with_suffix(".nvrtc.ptx")
+    proc = subprocess.run([str(TILE_NVRTC), key, "--ptx=compute_80", "-o",
+                           str(ptx)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"NVRTC failed on {key}:\n{proc.stderr}")
+    for arch in ("sm_80", "sm_90a"):
+        proc = subprocess.run([ptxas, "-arch", arch, str(ptx), "-o",
+                               os.devnull], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"ptxas -arch {arch} failed on the NVRTC PTX "
+                               f"of {key}:\n{proc.stderr}")
+    _nvrtc_checked[key] = True
 
 
 def require(tool):
@@ -59,6 +103,9 @@ class Bundle:
         """Runs the kernel once per backend invocation; returns {param: array}
         of every tensor parameter after the run (outputs included)."""
         if os.environ.get("TILE_E2E_COMPILE_ONLY") == "1":
+            if (backend == "nvrtc"
+                    and os.environ.get("TILE_E2E_NVRTC_CHECK") == "1"):
+                check_nvrtc_source(self.path)
             # The test's subject in this mode is compilation, which succeeded.
             raise CompiledOnly()
         require(TILE_RUN)
@@ -80,9 +127,11 @@ class Bundle:
         if proc.returncode != 0:
             raise RuntimeError(f"tile-run failed ({proc.returncode}):\n"
                                f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
-        if (self.chip and os.environ.get("TILE_E2E_CHECK_IMAGE") == "1"
-                and self.chip in EXPECTED_IMAGE):
-            assert EXPECTED_IMAGE[self.chip] in proc.stderr, proc.stderr
+        if self.chip and os.environ.get("TILE_E2E_CHECK_IMAGE") == "1":
+            if backend == "nvrtc":
+                assert EXPECTED_NVRTC_IMAGE in proc.stderr, proc.stderr
+            elif self.chip in EXPECTED_IMAGE:
+                assert EXPECTED_IMAGE[self.chip] in proc.stderr, proc.stderr
         return {p.stem: np.load(p) for p in (run_dir / "out").glob("*.npy")}
 
 

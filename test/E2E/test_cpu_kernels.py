@@ -1,6 +1,6 @@
 """End to end: every example and a kernel per op, compiled with tilec and
-run through BOTH runtime backends (ffi, native), checked against a float64
-reference. Inputs are fresh seeded random data, never zeros.
+run through the runtime backends (ffi, native; on cuda also nvrtc: the
+bundle's CUDA C++ compiled by NVRTC), checked against a float64 reference. Inputs are fresh seeded random data, never zeros.
 
 The CPU target by default; TILE_E2E_TARGET=cuda runs the same cases on a
 GPU for each chip of TILE_E2E_CHIPS (conftest.py, docs/gpu-testing.md)."""
@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover - the venv pins ml_dtypes
     BF16 = None
 
-BACKENDS = ["ffi", "native"]
+BACKENDS = ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else [])
 
 
 def rng(seed):

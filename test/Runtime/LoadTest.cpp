@@ -189,7 +189,11 @@ TEST(Load, OtherTargets) {
   EXPECT_EQ(r.message, "bundle for target 'cuda' has neither a 'cubin' nor a "
                        "'ptx' section");
   r = tryLoad(makeBundle(meta, TILE_TEST_ADD_SO), "nvrtc");
-  EXPECT_EQ(r.message, "backend 'nvrtc' is not implemented in this runtime build");
+  EXPECT_EQ(r.status, TILE_STATUS_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(r.message, "kernel 'add': backend 'nvrtc' needs the bundle's "
+                       "'cuda' section (CUDA C++), which this bundle does not "
+                       "have: compile it with `tilec --target=cuda` and "
+                       "backend nvrtc (the default: all backends)");
   meta["target"]["kind"] = "metal";
   r = tryLoad(makeBundle(meta, TILE_TEST_ADD_SO), "ffi");
   EXPECT_EQ(r.message, "backend 'ffi' is not available for target 'metal' "

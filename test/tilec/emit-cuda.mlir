@@ -9,6 +9,10 @@
 // RUN: tilec %t/k.mlir --target=cuda -o %t/k.tileb
 // RUN: tilec --info %t/k.tileb --section=cubin -o %t/section.cubin
 // RUN: cmp %t/k.cubin %t/section.cubin
+// RUN: env TILE_PTXAS=%t.no-ptxas tilec %s --target=cuda --emit=cuda | FileCheck %s --check-prefix=CUDA
+// RUN: tilec --info %t/k.tileb --section=cuda | FileCheck %s --check-prefix=CUDA
+// RUN: tilec %t/k.mlir --target=cuda --backend=ffi -o %t/ffi.tileb
+// RUN: tilec --info %t/ffi.tileb | FileCheck %s --check-prefix=NO-CUDA
 // RUN: env TILE_PTXAS=%t.no-ptxas not tilec %s --target=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-PTXAS
 // RUN: not tilec %s --target=cuda --chip=sm_75 -o /dev/null 2>&1 | FileCheck %s --check-prefix=SM75
 // RUN: not tilec %s --target=cuda --chip=gfx942 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADCHIP
@@ -25,6 +29,15 @@
 
 // PTX90: .target sm_90a
 
+// --emit=cuda (no ptxas needed) prints the bundle's `cuda` section.
+// CUDA: extern "C" __global__ __launch_bounds__(128) void scale_kernel(float*
+// CUDA: tile::exp(
+// CUDA: extern "C" __device__ const uint64_t scale__tile_metadata_hash =
+
+// NO-CUDA: sections
+// NO-CUDA-NOT: cuda
+// NO-CUDA: mlir
+
 // NO-PTXAS: error: $TILE_PTXAS is set, but {{.*}}no-ptxas is not an executable. ptxas assembles the cubin (--emit=ptx needs none)
 
 // SM75: error: chip 'sm_75' is not supported by the cuda target: tile's NVIDIA lowering needs sm_80 or newer
@@ -37,7 +50,7 @@
 
 // CPU-PTX: error: target 'cpu' cannot emit 'ptx' (it emits: bundle, metadata, mlir, llvm, obj)
 
-// EMIT: for the --emit option: unknown value 'asm' (expected one of: bundle, metadata, mlir, llvm, obj, ptx, cubin)
+// EMIT: for the --emit option: unknown value 'asm' (expected one of: bundle, metadata, mlir, llvm, obj, ptx, cubin, cuda)
 
 func.func @scale(%x: memref<?xf32> {tile.name = "X", tile.dims = ["N"]},
                  %y: memref<?xf32> {tile.name = "Y", tile.dims = ["N"], tile.output})

@@ -1,6 +1,6 @@
 //===- tile-run.cpp - Load and run a kernel bundle from the command line --===//
 //
-//   tile-run bundle.tileb [--backend=auto|ffi|native] [--dims M=1000,N=64]
+//   tile-run bundle.tileb [--backend=auto|ffi|native|nvrtc] [--dims M=1000,N=64]
 //            [--scalar alpha=0.5] [--input A=a.npy] [--seed S] [-n N]
 //            [--warmup W] [--save-outputs DIR] [--compare-backends ffi,native]
 //            [--atol X] [--device=cpu|cuda[:N]] [--info]
@@ -52,7 +52,7 @@ namespace {
 
 const char *kUsage =
     "usage: tile-run BUNDLE [options]\n"
-    "  --backend=B            auto (default), ffi or native\n"
+    "  --backend=B            auto (default), ffi, native or nvrtc (cuda)\n"
     "  --dims S=V,...         values of shape symbols (also scalars named S)\n"
     "  --scalar P=V,...       values of scalar params (default 1)\n"
     "  --input P=FILE.npy     take param P (name or index) from a .npy file\n"

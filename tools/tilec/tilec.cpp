@@ -105,8 +105,9 @@ cl::opt<EmitChoice, false, ChoiceParser<EmitChoice>>
             cl::cat(tilecCategory));
 cl::list<std::string> backends(
     "backend",
-    cl::desc("Execution backends to generate host code for (default: all "
-             "the target supports; cpu and cuda: ffi, native)"),
+    cl::desc("Execution backends to generate code for (default: all "
+             "the target supports; cpu: ffi, native; cuda: ffi, native, "
+             "nvrtc (the CUDA C++ source section))"),
     cl::CommaSeparated, cl::cat(tilecCategory));
 cl::opt<std::string> passPipeline(
     "pass-pipeline",

@@ -5,9 +5,16 @@
 # fills it on the build host), then run
 #   1. the runtime gtests (ctest -L gtest; CUDA ones use a mock driver),
 #   2. the E2E suite on the GPU (TILE_E2E_TARGET=cuda, bundles from
-#      .gpu/bundles, references from torch on the GPU when available),
+#      .gpu/bundles, references from torch on the GPU when available), through
+#      the ffi, native and nvrtc backends (nvrtc: the bundles' CUDA C++
+#      compiled by NVRTC on this host: the pip nvidia-cuda-nvrtc wheel when
+#      installed, else the system's libnvrtc; cubins cached in a fresh
+#      TILE_CACHE_DIR under the logs),
 #   3. the Python package's CUDA tests (python/tests/test_cuda.py),
-#   4. the examples under compute-sanitizer (memcheck, racecheck),
+#   4. the examples under compute-sanitizer (memcheck, racecheck; memcheck
+#      also compares ffi with nvrtc),
+#   5. utils/bench/nvrtc.py: gemm and softmax through nvrtc vs ffi, NVRTC's
+#      first-load compile time and the cached reload,
 # and print a summary. Exit status: 0 when everything passed.
 # Environment: TILE_GPU_BUILD_DIR (default build-cuda-gpu), TILE_E2E_JOBS (8).
 set -uo pipefail
@@ -25,6 +32,23 @@ note() { SUMMARY+=("$1"); echo "==> $1"; }
 [[ -d $G/bundles ]] || { echo "run.sh: no $G/bundles: run utils/gpu/prepare.sh on the build host and carry .gpu" >&2; exit 2; }
 nvidia-smi -L 2>&1 | head -4
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1 | tail -1
+
+# NVRTC for the nvrtc backend: the pip wheel (docs/runtime.md), unless the
+# caller chose one.
+if [[ -z ${TILE_NVRTC_PATH:-} ]]; then
+  TILE_NVRTC_PATH=$("$PY" - <<'PY' 2>/dev/null
+import importlib.util, pathlib
+spec = importlib.util.find_spec("nvidia")
+for base in (spec.submodule_search_locations if spec else []):
+    for c in sorted(pathlib.Path(base).glob("*/lib/libnvrtc.so*"), reverse=True):
+        if "builtins" not in c.name and "alt" not in c.name:
+            print(c); raise SystemExit
+PY
+)
+fi
+[[ -n ${TILE_NVRTC_PATH:-} ]] && export TILE_NVRTC_PATH
+echo "nvrtc: ${TILE_NVRTC_PATH:-system libnvrtc (libnvrtc.so.13/.12, /usr/local/cuda/lib64)}"
+export TILE_CACHE_DIR=$LOG/tile-cache
 
 # ---- build -------------------------------------------------------------------
 GT=()
@@ -73,7 +97,7 @@ for tc in ET.parse(sys.argv[1]).iter("testcase"):
     m = re.search(r"\[(.*)\]", name)
     parts = m.group(1).split("-") if m else []
     chip = next((p for p in parts if p.startswith("sm_")), "?")
-    backend = "ffi" if "ffi" in parts else "native" if "native" in parts else "-"
+    backend = next((b for b in ("ffi", "native", "nvrtc") if b in parts), "-")
     kids = {c.tag for c in tc}
     if "failure" in kids or "error" in kids:
         res = "failed"
@@ -84,7 +108,7 @@ for tc in ET.parse(sys.argv[1]).iter("testcase"):
         res = "passed"
     counts[(chip, backend, res)] += 1
 for chip in sorted({k[0] for k in counts}):
-    for be in ("ffi", "native", "-"):
+    for be in ("ffi", "native", "nvrtc", "-"):
         row = {r: counts[(chip, be, r)] for r in ("passed", "failed", "xfailed", "skipped")}
         if sum(row.values()):
             print(f"e2e cuda {chip} {be:6s}: " + ", ".join(f"{v} {k}" for k, v in row.items()))
@@ -117,27 +141,43 @@ if [[ -x $CS ]]; then
     ok=0 bad=0
     chips="sm_90a sm_80"
     [[ $tool == racecheck ]] && chips=sm_90a # slow; the PTX path is memchecked
+    pairs="ffi,native ffi,nvrtc"
+    [[ $tool == racecheck ]] && pairs=ffi,native
     for name in elementwise_add reduce_rows softmax gemm; do
       for chip in $chips; do
+       for pair in $pairs; do
         f=$G/examples/$name.$chip.tileb
         [[ -f $f ]] || continue
-        out=$LOG/sanitizer-$tool-$name-$chip.log
+        out=$LOG/sanitizer-$tool-$name-$chip-${pair/,/-}.log
         timeout 120 "$CS" --tool "$tool" --error-exitcode 3 "$B/bin/tile-run" "$f" \
-          --dims "${DIMS[$name]}" -n 1 --warmup 0 --compare-backends ffi,native \
+          --dims "${DIMS[$name]}" -n 1 --warmup 0 --compare-backends "$pair" \
           --atol 0 >"$out" 2>&1
         rc=$?
         if ((rc == 0)) && grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$out"; then
           ok=$((ok + 1))
         else
           bad=$((bad + 1)); FAILED=1
-          echo "--- $tool $name $chip (rc $rc)"; tail -15 "$out"
+          echo "--- $tool $name $chip $pair (rc $rc)"; tail -15 "$out"
         fi
+       done
       done
     done
-    note "compute-sanitizer $tool: $ok clean, $bad with errors (4 examples x {${chips// /, }} x {ffi, native})"
+    note "compute-sanitizer $tool: $ok clean, $bad with errors (4 examples x {${chips// /, }} x {${pairs// /; }})"
   done
 else
   note "compute-sanitizer: not found, skipped"
+fi
+
+# ---- 5. nvrtc vs ffi (examples/gemm.mlir, softmax; utils/bench/nvrtc.py) --------
+if [[ -d $B/python_packages/tile ]]; then
+  (cd "$ROOT" && PYTHONPATH="$B/python_packages" "$PY" utils/bench/nvrtc.py \
+    --examples "$G/examples" --out "$LOG") >"$LOG/nvrtc-bench.log" 2>&1
+  rc=$?
+  tail -6 "$LOG/nvrtc-bench.log"
+  ((rc == 0)) || FAILED=1
+  note "nvrtc benchmark: $( ((rc == 0)) && echo ok || echo "failed (rc $rc)"); table in nvrtc-bench.log, nvrtc-bench.json"
+else
+  note "nvrtc benchmark: skipped (the python package was not built)"
 fi
 
 if [[ -n ${OUT:-} && -d ${OUT:-} ]]; then

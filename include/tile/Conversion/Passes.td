@@ -169,4 +169,34 @@ def TileSM90MergeModules : Pass<"tile-sm90-merge-modules", "::mlir::ModuleOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Source targets: CUDA C++ for NVRTC through EmitC
+//===----------------------------------------------------------------------===//
+
+def ConvertGPUToEmitC : Pass<"convert-gpu-to-emitc", "::mlir::ModuleOp"> {
+  let summary = "Convert a lowered gpu.module kernel to EmitC for a C++ source target";
+  let description = [{
+    Runs on the output of convert-tile-to-nvgpu (gpu.func over gpu, nvgpu,
+    nvvm, memref, vector, scf, arith and math) and replaces each gpu.module
+    by EmitC at the top of the module, ready for `mlir::emitc::translateToCpp`:
+    the kernel is an `emitc.func` with the target's kernel specifiers
+    (CUDA: `extern "C" __global__ __launch_bounds__(threads)`) taking the
+    kernel ABI of docs/bundle.md (per memref: allocated, aligned, offset,
+    sizes, strides), rebuilt into `tile::memref<T, R>` values at entry.
+    arith and scf go through the upstream ArithToEmitC and SCFToEmitC
+    patterns; everything else (indices, barriers, shuffles, shared memory,
+    memref access, vectors, cp.async, ldmatrix, mma.sync, atomics, the arith
+    and math ops C++ has no operator for, 16-bit floats) becomes calls into
+    the target's device header library (include/tile/device/<target>), one
+    name per operation: the target's intrinsic table. An op without an
+    entry is an error naming it.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"cuda\"",
+           "Source target whose kernel qualifiers and device library to use "
+           "(cuda)">
+  ];
+  let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+}
+
 #endif // TILE_CONVERSION_PASSES_TD

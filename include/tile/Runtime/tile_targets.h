@@ -40,8 +40,9 @@ typedef enum tile_target_kind {
 
 /* Flags of an execution backend. */
 enum {
-  /* tilec generates host code for it (tilec --backend); the others are
-   * chosen when a bundle is loaded. */
+  /* tilec generates code for it (tilec --backend: native's host wrapper,
+   * nvrtc's CUDA C++ section); the others are chosen when a bundle is
+   * loaded. */
   TILE_BACKEND_COMPILED = 1u << 0,
   /* This release implements it. A backend without the flag is a known name
    * that loading rejects as not implemented yet. */
@@ -59,7 +60,8 @@ enum {
   X(NATIVE, "native",                                                          \
     TILE_TARGET_BIT(CPU) | TILE_TARGET_BIT(CUDA) | TILE_TARGET_BIT(HIP),       \
     TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED)                          \
-  X(NVRTC, "nvrtc", TILE_TARGET_BIT(CUDA), 0)                                  \
+  X(NVRTC, "nvrtc", TILE_TARGET_BIT(CUDA),                                     \
+    TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED)                          \
   X(METAL_TORCH, "metal-torch", TILE_TARGET_BIT(METAL), 0)
 
 /* clang-format off */

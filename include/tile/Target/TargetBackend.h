@@ -124,6 +124,25 @@ public:
   virtual LogicalResult generate(ModuleOp module, const CompileOptions &options,
                                  TargetOutput &out) const = 0;
 
+  /// Whether the target also lowers the kernel a second way, from the
+  /// module as it was before buildPipeline (a source target: cuda's C++ for
+  /// the nvrtc backend). The driver then keeps a copy of the verified module
+  /// and calls generateFromUnlowered after generate.
+  virtual bool needsUnloweredModule(const CompileOptions &options) const {
+    return false;
+  }
+
+  /// The second lowering (see needsUnloweredModule): `unlowered` is the
+  /// verified input (the target may lower it in place), `lowered` the module
+  /// generate() saw. Appends its sections to `out.sections` for
+  /// --emit=bundle, or fills `out.artifact` for its own emit kinds.
+  virtual LogicalResult generateFromUnlowered(ModuleOp unlowered,
+                                              ModuleOp lowered,
+                                              const CompileOptions &options,
+                                              TargetOutput &out) const {
+    return success();
+  }
+
   /// Where the target's external tools and files are found for `options`
   /// (one ToolSearch::describe() per tool), for `tilec --print-toolchain`.
   virtual std::string describeToolchain(const CompileOptions &options) const {

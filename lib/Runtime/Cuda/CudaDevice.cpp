@@ -14,12 +14,14 @@
 #include "CudaDevice.h"
 #include "CudaDriver.h"
 #include "CudaVariants.h"
+#include "Nvrtc.h"
 #include "SharedObject.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 #include <memory>
 #include <unistd.h>
 
@@ -75,8 +77,23 @@ struct Loaded {
   std::vector<std::unique_ptr<VariantLauncher>> variants;
 };
 
+/// The device code of a CudaModule: the cubin / PTX sections, or (backend
+/// nvrtc) the `cuda` section compiled by NVRTC for each device's arch.
+struct DeviceCode {
+  std::string_view cubin, ptx, nativeSo;
+  std::string_view cudaSource; ///< non-empty: backend nvrtc
+  const Nvrtc *nvrtc = nullptr;
+};
+
 class CudaModule final : public DeviceModule {
 public:
+  CudaModule(const KernelPlan &plan, Driver *drv, const DeviceCode &code,
+             std::vector<ParamRef> params, std::vector<VariantSpec> variants)
+      : CudaModule(plan, drv, code.cubin, code.ptx, code.nativeSo,
+                   std::move(params), std::move(variants)) {
+    source_ = code.cudaSource;
+    nvrtc_ = code.nvrtc;
+  }
   CudaModule(const KernelPlan &plan, Driver *drv, std::string_view cubin,
              std::string_view ptx, std::string_view nativeSo,
              std::vector<ParamRef> params, std::vector<VariantSpec> variants)
@@ -243,7 +260,22 @@ private:
     }
     const char *how = nullptr;
     CUresult r = kErrorNoBinaryForGpu;
-    if (!cubin_.empty() && cubinRunsOn(chip_, cc)) {
+    if (nvrtc_) {
+      // Backend nvrtc: the source compiled for this device's exact arch
+      // (once per arch per module; on disk across processes, Nvrtc.h).
+      bool cached = false;
+      const std::string *cubin = nvrtcImage(cc, cached);
+      if (!cubin)
+        return false; // nvrtcImage has fail()ed with NVRTC's log
+      how = cached ? "nvrtc (cached cubin)" : "nvrtc";
+      r = a.cuModuleLoadData(&l.module, cubin->data());
+      if (r != kSuccess) {
+        fail(TILE_STATUS_LAUNCH_FAILED,
+             "kernel '" + name_ + "': cannot load the cubin NVRTC compiled "
+             "for " + where + ": " + errorText(r));
+        return false;
+      }
+    } else if (!cubin_.empty() && cubinRunsOn(chip_, cc)) {
       r = a.cuModuleLoadData(&l.module, cubin_.data());
       how = "cubin";
       if (r != kSuccess && r != kErrorNoBinaryForGpu) {
@@ -316,6 +348,20 @@ private:
                    name_.c_str(), chip_.c_str(), where.c_str(), how);
     attachVariant(l, device, cc, std::string(how) == "cubin");
     return true;
+  }
+
+  /// The NVRTC cubin for sm_<cc> (compiled or read from the disk cache on
+  /// first use), or nullptr after fail(). Called under mu_.
+  const std::string *nvrtcImage(int cc, bool &cached) const {
+    auto it = nvrtcCubins_.find(cc);
+    if (it != nvrtcCubins_.end()) {
+      cached = true;
+      return &it->second;
+    }
+    std::string cubin;
+    if (nvrtcCubin(*nvrtc_, source_, name_, cc, cubin, cached))
+      return nullptr;
+    return &nvrtcCubins_.emplace(cc, std::move(cubin)).first->second;
   }
 
   // ---- kernel variants (CudaVariants.h) -----------------------------------
@@ -414,20 +460,18 @@ private:
   mutable void *nativeHandle_ = nullptr;
   mutable int nativeFd_ = -1;
   mutable std::string nativeError_;
+  std::string_view source_;
+  const Nvrtc *nvrtc_ = nullptr;
+  mutable std::map<int, std::string> nvrtcCubins_; ///< by compute capability
 };
 
 } // namespace
 
-tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
-                           std::unique_ptr<DeviceModule> &out) {
-  // Bundle checks first: they need no GPU.
-  const bundle::SectionView *cubin = bundle.find("cubin");
-  const bundle::SectionView *ptx = bundle.find("ptx");
-  const bundle::SectionView *native = bundle.find("native.so");
-  if (!cubin && !ptx)
-    return fail(TILE_STATUS_BUNDLE_ERROR,
-                "bundle for target 'cuda' has neither a 'cubin' nor a 'ptx' "
-                "section");
+namespace {
+
+/// The checks and the module both CUDA backends' code goes through.
+tile_status loadWithCode(const KernelPlan &plan, DeviceCode code,
+                         std::unique_ptr<DeviceModule> &out) {
   if (plan.entryKernel.empty())
     return fail(TILE_STATUS_BUNDLE_ERROR,
                 "bundle metadata: entry.kernel is required for target 'cuda'");
@@ -464,15 +508,54 @@ tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
                         (j == i ? std::string("entry.kernel")
                                 : "variants[" + str(int64_t(j)) + "].kernel"));
 
+  // The CUDA C++ has the generic kernel only (docs/pipelines.md, "CUDA C++
+  // for NVRTC"): the sm_90a variants are the cubin's.
+  if (code.nvrtc)
+    variants.clear();
+
   Driver *drv = nullptr;
   if (tile_status st = load(drv))
     return st;
-  out = std::make_unique<CudaModule>(
-      plan, drv, cubin ? cubin->bytes() : std::string_view(),
-      ptx ? ptx->bytes() : std::string_view(),
-      native ? native->bytes() : std::string_view(), std::move(params),
-      std::move(variants));
+  out = std::make_unique<CudaModule>(plan, drv, code, std::move(params),
+                                     std::move(variants));
   return TILE_STATUS_OK;
+}
+
+std::string_view bytesOf(const bundle::SectionView *s) {
+  return s ? s->bytes() : std::string_view();
+}
+
+} // namespace
+
+tile_status loadCudaModule(const KernelPlan &plan, const bundle::Reader &bundle,
+                           std::unique_ptr<DeviceModule> &out) {
+  // Bundle checks first: they need no GPU.
+  DeviceCode code;
+  code.cubin = bytesOf(bundle.find("cubin"));
+  code.ptx = bytesOf(bundle.find("ptx"));
+  code.nativeSo = bytesOf(bundle.find("native.so"));
+  if (code.cubin.empty() && code.ptx.empty())
+    return fail(TILE_STATUS_BUNDLE_ERROR,
+                "bundle for target 'cuda' has neither a 'cubin' nor a 'ptx' "
+                "section");
+  return loadWithCode(plan, code, out);
+}
+
+tile_status loadNvrtcModule(const KernelPlan &plan,
+                            const bundle::Reader &bundle,
+                            std::unique_ptr<DeviceModule> &out) {
+  DeviceCode code;
+  code.cudaSource = bytesOf(bundle.find("cuda"));
+  code.nativeSo = bytesOf(bundle.find("native.so"));
+  if (code.cudaSource.empty())
+    return fail(TILE_STATUS_BACKEND_UNAVAILABLE,
+                "kernel '" + plan.name + "': backend 'nvrtc' needs the "
+                "bundle's 'cuda' section (CUDA C++), which this bundle does "
+                "not have: compile it with `tilec --target=cuda` and backend "
+                "nvrtc (the default: all backends)");
+  if (tile_status st = loadNvrtc(code.nvrtc))
+    return st;
+  return loadWithCode(plan, code, out);
 }
 
 } // namespace tile::rt

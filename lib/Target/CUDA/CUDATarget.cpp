@@ -14,6 +14,8 @@
 #include "tile/Target/CUDA/CUDATarget.h"
 
 #include "tile/Conversion/HostWrapperBuilder.h"
+#include "tile/Conversion/GPUToEmitC.h"
+#include "tile/Conversion/TileToCUDASource.h"
 #include "tile/Conversion/TileToNVVM.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 #include "tile/Target/CUDA/CUDAToolkit.h"
@@ -25,6 +27,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -140,7 +143,7 @@ public:
            "NVPTX backend knows";
   }
   ArrayRef<StringRef> getExecutionBackends() const override {
-    static const StringRef backends[] = {"ffi", "native"};
+    static const StringRef backends[] = {"ffi", "native", "nvrtc"};
     return backends;
   }
   ArrayRef<EmitKind> getEmitKinds() const override {
@@ -152,7 +155,11 @@ public:
         {"cubin", "the device code assembled by ptxas for --chip", true,
          "cubin"},
         {"obj", "the device object: the cubin (same as --emit=cubin)", true,
-         "cubin"}};
+         "cubin"},
+        {"cuda",
+         "CUDA C++ of the kernel (EmitC, device library prepended): the "
+         "nvrtc backend's `cuda` section",
+         false, "cu"}};
     return kinds;
   }
 
@@ -164,7 +171,19 @@ public:
 
   void registerDialects(DialectRegistry &registry) const override {
     registerTileNVVMDialects(registry);
+    registerTileCUDASourceDialects(registry);
   }
+
+  /// The nvrtc backend's CUDA C++ is lowered from the unlowered kernel by
+  /// tile-to-cuda-source (the same sm_80 lowering, then EmitC).
+  bool needsUnloweredModule(const CompileOptions &options) const override {
+    return options.emit == "cuda" ||
+           (options.emit == kEmitBundle &&
+            llvm::is_contained(options.backends, "nvrtc"));
+  }
+  LogicalResult generateFromUnlowered(ModuleOp unlowered, ModuleOp lowered,
+                                      const CompileOptions &options,
+                                      TargetOutput &out) const override;
 
   LogicalResult validate(CompileOptions &options,
                          Location loc) const override {
@@ -336,6 +355,8 @@ LogicalResult CUDATarget::generate(ModuleOp module,
                                    TargetOutput &out) const {
   Location loc = module.getLoc();
   StringRef emit = options.emit;
+  if (emit == "cuda")
+    return success(); // generateFromUnlowered writes it
   // The metadata hash in every device module: the runtime reads it with
   // cuModuleGetGlobal and compares it with the bundle's metadata.
   auto md = getAttachedMetadata(module);
@@ -375,6 +396,51 @@ LogicalResult CUDATarget::generate(ModuleOp module,
       return failure();
     out.sections.push_back({"native.so", std::move(so)});
   }
+  return success();
+}
+
+/// The kernel description parts both lowerings must agree on (the source has
+/// no sm_90a variants): the CUDA C++ launches with the bundle's metadata.
+bool sameLaunch(const KernelMetadata &a, const KernelMetadata &b) {
+  KernelMetadata x = a, y = b;
+  x.variants.clear();
+  y.variants.clear();
+  return x.toJSONString() == y.toJSONString();
+}
+
+LogicalResult CUDATarget::generateFromUnlowered(ModuleOp unlowered,
+                                                ModuleOp lowered,
+                                                const CompileOptions &options,
+                                                TargetOutput &out) const {
+  auto pm = PassManager::on<ModuleOp>(unlowered.getContext());
+  TileToCUDASourcePipelineOptions pipeline;
+  pipeline.chip = options.chip;
+  pipeline.features = options.features;
+  buildTileToCUDASourcePipeline(pm, pipeline);
+  if (failed(pm.run(unlowered)))
+    return failure();
+  auto sourceMd = getAttachedMetadata(unlowered);
+  auto md = getAttachedMetadata(lowered);
+  if (failed(sourceMd) || failed(md))
+    return failure();
+  if (!sameLaunch(*sourceMd, *md))
+    return emitError(unlowered.getLoc())
+           << "internal error: the CUDA C++ lowering describes the kernel "
+              "differently from the cubin lowering:\n"
+           << sourceMd->toJSONString(true) << "\nvs\n" << md->toJSONString(true);
+  // The bundle's metadata hash, as in the cubin (docs/bundle.md, "Trust
+  // model"); --emit=cuda prints the same text as the bundle's section.
+  const SourceTarget *cuda = lookupSourceTarget("cuda");
+  std::string hash = cuda->deviceConstant(
+      md->name + ::tile::bundle::kMetadataHashSuffix,
+      ::tile::bundle::metadataHash(md->toJSONString(/*pretty=*/true)));
+  std::string source;
+  if (failed(printCUDASource(unlowered, hash, source)))
+    return failure();
+  if (options.emit == "cuda")
+    out.artifact = std::move(source);
+  else
+    out.sections.push_back({"cuda", std::move(source)});
   return success();
 }
 
