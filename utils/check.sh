@@ -251,6 +251,8 @@ run_wheel() {
         --rootdir="$TILE_ROOT" --junitxml="$xml" test/Wheel
   ) 2>&1 | tee "$log"
   record_suite wheel "${PIPESTATUS[0]}" "$xml" "$log"
+}
+
 # The nvrtc backend's CUDA C++ of every E2E kernel: NVRTC (the runtime's own
 # NVRTC layer, through tile-nvrtc; NVRTC needs no GPU) to PTX for compute_80,
 # then ptxas for sm_80 and sm_90a. The source is the same sm_80 code for
