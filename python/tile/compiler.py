@@ -255,6 +255,10 @@ def _run_tilec(tilec, source, args, verbose, what="compile"):
         src.write_text(source)
         out = pathlib.Path(tmp) / "kernel.out"
         cmd = [tilec, str(src), "-o", str(out), *args]
+        # Remarks (slower paths and why) only change what tilec prints.
+        if verbose and "--remarks" not in args and not any(
+                a.startswith(("--emit=metadata", "--info")) for a in args):
+            cmd.append("--remarks")
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True,
                               env=toolchain.tilec_env(args))

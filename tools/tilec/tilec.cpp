@@ -128,6 +128,12 @@ cl::opt<std::string> toolkit(
              "with bin/ptxas and nvvm/libdevice); default: found as "
              "--print-toolchain shows"),
     cl::value_desc("dir"), cl::init(""), cl::cat(tilecCategory));
+cl::opt<bool> remarks(
+    "remarks",
+    cl::desc("Print a remark for each op that gets a slower lowering than "
+             "the target's best, with the reason (cuda: kernels without the "
+             "sm_90a TMA/wgmma path, gemms on SIMT)"),
+    cl::init(false), cl::cat(tilecCategory));
 cl::opt<bool> info(
     "info",
     cl::desc("Describe the bundle given as input (interface, launch shape, "
@@ -311,6 +317,7 @@ int main(int argc, char **argv) {
   options.outIdx.assign(outIdx.begin(), outIdx.end());
   options.optLevel = optLevel;
   options.toolkitPath = toolkit;
+  options.remarks = remarks;
 
   if (printToolchain) {
     const mlir::tile::TargetBackend *t =
@@ -326,6 +333,10 @@ int main(int argc, char **argv) {
     t->registerDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Remarks point at the user's source line; the op dump MLIR attaches to
+  // every diagnostic would bury them.
+  if (remarks)
+    context.printOpOnDiagnostic(false);
 
   std::string output;
   if (failed(mlir::tile::compileKernel(context, options, output)))

@@ -67,6 +67,10 @@ struct CompileOptions {
   /// Root of the target's external toolkit (CUDA: bin/ptxas,
   /// nvvm/libdevice); empty = the target's discovery (docs/building.md).
   std::string toolkitPath;
+  /// Report, as remarks on the op, where the lowering takes a slower path
+  /// than the target's best (e.g. a kernel without the sm_90a Hopper path,
+  /// a gemm on SIMT): tilec --remarks, Python compile(verbose=True).
+  bool remarks = false;
 };
 
 /// A target-specific --emit kind (besides bundle, metadata and mlir).

@@ -9,6 +9,7 @@
 
 #include "TypeConversion.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/EmitC/Transforms/TypeConversions.h"
@@ -572,6 +573,39 @@ struct TableCallPattern : ConversionPattern {
   std::string function;
 };
 
+/// arith.maxsi(x, 0 - x) (either order), the integer absolute value the
+/// tile lowerings build (LaunchUtils' reduceCombine): tile::absi<T>(x), an
+/// abs.s32/.s64. Spelled as max and negation, ptxas 13.0 (sm_90) folds it
+/// with a following max into one three-input max that drops the negation
+/// (VIMNMX3 R, x, x, acc): absmax reductions came out as plain max.
+struct AbsIdiomPattern : OpConversionPattern<arith::MaxSIOp> {
+  AbsIdiomPattern(const TypeConverter &c, MLIRContext *ctx)
+      : OpConversionPattern(c, ctx, /*benefit=*/1) {}
+  LogicalResult
+  matchAndRewrite(arith::MaxSIOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto isNegationOf = [](Value v, Value x) {
+      auto sub = v.getDefiningOp<arith::SubIOp>();
+      return sub && sub.getRhs() == x && matchPattern(sub.getLhs(), m_Zero());
+    };
+    Value x;
+    if (isNegationOf(op.getRhs(), op.getLhs()))
+      x = adaptor.getLhs();
+    else if (isNegationOf(op.getLhs(), op.getRhs()))
+      x = adaptor.getRhs();
+    else
+      return rewriter.notifyMatchFailure(op, "not max(x, 0 - x)");
+    Type result = getTypeConverter()->convertType(op.getType());
+    if (!result || isa<VectorType>(op.getType()))
+      return rewriter.notifyMatchFailure(op, "result type");
+    rewriter.replaceOp(op, callOpaque(rewriter, op.getLoc(), result,
+                                      "tile::absi<" + typeName(op.getType()) +
+                                          ">",
+                                      ValueRange{x}));
+    return success();
+  }
+};
+
 /// arith.constant of the library's float types and of splat vectors.
 struct ConstantPattern : OpConversionPattern<arith::ConstantOp> {
   ConstantPattern(const TypeConverter &c, MLIRContext *ctx)
@@ -661,7 +695,7 @@ void mlir::tile::emitc_lowering::populateDevicePatterns(
                VectorStorePattern, VectorLoadPattern, BitcastPattern,
                ExtractValuePattern, AsyncCopyPattern, AsyncCommitPattern,
                AsyncWaitPattern, LdMatrixPattern, MmaSyncPattern,
-               NVVMMmaPattern, ConstantPattern>(c, ctx);
+               NVVMMmaPattern, ConstantPattern, AbsIdiomPattern>(c, ctx);
   // The intrinsic table of the arith and math ops C++ spells as calls.
   static const std::pair<StringRef, StringRef> table[] = {
       {"arith.maximumf", "tile::maximumf"}, {"arith.minimumf", "tile::minimumf"},
@@ -682,6 +716,7 @@ void mlir::tile::emitc_lowering::populateDevicePatterns(
       {"math.exp2", "tile::exp2"},          {"math.log", "tile::log"},
       {"math.log2", "tile::log2"},          {"math.sqrt", "tile::sqrt"},
       {"math.rsqrt", "tile::rsqrt"},        {"math.absf", "tile::absf"},
+      {"math.absi", "tile::absi<>"},
       {"math.tanh", "tile::tanh"},          {"math.sin", "tile::sin"},
       {"math.cos", "tile::cos"},            {"math.erf", "tile::erf"},
       {"math.floor", "tile::floor"},        {"math.ceil", "tile::ceil"},

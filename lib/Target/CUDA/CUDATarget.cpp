@@ -236,6 +236,7 @@ public:
     pipeline.features = options.features;
     pipeline.optLevel = std::min(options.optLevel, 3u);
     pipeline.format = "none";
+    pipeline.remarks = options.remarks;
     buildTileToNVVMPipeline(pm, pipeline);
   }
 

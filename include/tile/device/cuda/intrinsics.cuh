@@ -110,6 +110,19 @@ template <typename T> TILE_DEVICE T minsi(T a, T b) {
   typedef typename signed_of<T>::type S;
   return S(a) < S(b) ? a : b;
 }
+// Integer absolute value, wrapping at the minimum like math.absi, as
+// abs.s32 / abs.s64: written as max(x, 0 - x), ptxas 13.0 (sm_90) folds it
+// with a following max into a three-input max without the negation.
+template <typename T> TILE_DEVICE T absi(T x) {
+  if (sizeof(T) == 8) {
+    long long v = (long long)x, r;
+    asm("abs.s64 %0, %1;" : "=l"(r) : "l"(v));
+    return T(r);
+  }
+  int v = (int)x, r;
+  asm("abs.s32 %0, %1;" : "=r"(r) : "r"(v));
+  return T(r);
+}
 // Bitwise ops on index values (size_t); ArithToEmitC takes the integers.
 template <typename T> TILE_DEVICE T andi(T a, T b) { return a & b; }
 template <typename T> TILE_DEVICE T ori(T a, T b) { return a | b; }
