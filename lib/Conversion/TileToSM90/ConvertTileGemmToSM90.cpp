@@ -110,15 +110,8 @@ struct ConvertTileGemmToSM90Pass
                                    EpilogueMode::Auto);
     l.ldgLoads = true;
     l.tmaStoreMaxTiles = 0;
-    // setmaxnreg moves registers within the CTA's allocation, which is the
-    // kernel's register count (65536 / threads, rounded down to 8) times
-    // the threads: the consumers may take only what the producers free,
-    // or setmaxnreg.inc waits forever.
     l.producerRegs = kLdgProducerRegs;
-    int64_t perThread = (65536 / l.threads()) / 8 * 8;
-    int64_t left = perThread * l.threads() / 128 - l.producerRegs * l.producers;
-    l.consumerRegs =
-        std::min<int64_t>(l.consumerRegs, (left / l.consumers) / 8 * 8);
+    l.consumerRegs = l.consumerRegisterBudget();
     return l;
   }
   /// setmaxnreg of the producer threads that load without TMA: 16 chunks

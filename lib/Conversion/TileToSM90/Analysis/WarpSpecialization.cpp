@@ -173,11 +173,10 @@ WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
   // One consumer warpgroup per 64 accumulator rows (wgmma's M).
   ws.consumers = m.tileM / 64;
   ws.producers = 1;
-  // Registers: the whole file (64K) split with the producer at the minimum
-  // that still issues TMA; consumers get what is left, rounded down to 8.
+  // Registers: the producer at the minimum that still issues TMA; the
+  // consumers get what the CTA's allocation leaves.
   ws.producerRegs = 40;
-  int64_t left = 65536 / 128 - ws.producerRegs * ws.producers;
-  ws.consumerRegs = std::min<int64_t>(232, (left / ws.consumers) / 8 * 8);
+  ws.consumerRegs = ws.consumerRegisterBudget();
   ws.blockK = kBlockK;
   // Stages: as many as fit (227 KiB less 1 KiB of
   // alignment slack), at most 5.
@@ -185,4 +184,10 @@ WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
   int64_t fit = (227 * 1024 - 1024 - ws.stagingBytes()) / stageBytes;
   ws.stages = std::max<int64_t>(2, std::min<int64_t>(fit, 5));
   return ws;
+}
+
+int64_t WarpSpecialization::consumerRegisterBudget() const {
+  int64_t perThread = (65536 / threads()) / 8 * 8;
+  int64_t left = perThread * threads() / 128 - producerRegs * producers;
+  return std::min<int64_t>(232, (left / consumers) / 8 * 8);
 }

@@ -69,6 +69,11 @@ struct WarpSpecialization {
   /// Shared bytes of the TMA-store staging buffers (0 without).
   int64_t stagingBytes() const { return tmaStore ? consumers * 2 * 8192 : 0; }
   int64_t threads() const { return 128 * (producers + consumers); }
+  /// The consumers' setmaxnreg for producers at `producerRegs`: what the
+  /// CTA's allocation (65536 / threads rounded down to 8, times threads)
+  /// leaves, rounded down to 8, at most 232. setmaxnreg only moves
+  /// registers within that allocation: asking for more waits forever.
+  int64_t consumerRegisterBudget() const;
 
   DictionaryAttr toAttr(MLIRContext *ctx) const;
   static FailureOr<WarpSpecialization> fromAttr(Attribute attr);
