@@ -17,16 +17,19 @@
 //   2. S = scale * log2(e) * S, masked to -inf (tile.parallel; only in
 //      the tiles that cross S or, causal, the diagonal);
 //   3. mb[i] = max_j S[i, j]; m' = max(m, mb); alpha = exp2(m - m');
-//   4. P = exp2(S - m') as f16 (a fragment), lb[i] = sum_j (same, in f32);
-//   5. l = alpha * l + lb; O = alpha * O; O += P V.
+//   4. S = exp2(S - m'), lb[i] = sum_j S[i, j];
+//   5. l = alpha * l + lb; O = alpha * O; P = S as f16 (a fragment);
+//      O += P V.
 // Finally O *= 1 / l, copied out as f16.
 //
 // How it maps to the GPU (tile-infer-layouts, convert-tile-to-nvgpu): S and
-// O are mma.sync accumulators whose warps hold whole rows; P inherits S's
+// O are mma accumulators whose warps hold 16-row strips (on sm_90a the
+// wgmma accumulator layout: both gemms are wgmma chains); P inherits S's
 // layout, which is the m16n8k16 A-operand register layout, so P V reads P
 // from registers (no shared memory); the row statistics (m, l, alpha, mb,
 // lb) live in the four threads of each row's quad, so the row max and sum
-// are quad shuffles and every elementwise step stays in registers.
+// are quad shuffles and every elementwise step stays in registers. P is
+// converted last, so S's registers die as P's are written.
 //
 // test/E2E/kernels/flash_attention.mlir.in is the template of this kernel
 // (bf16, d = 128, other tiles); test_fused_kernels.py checks they agree.
@@ -136,9 +139,7 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
         %mi = memref.load %m[%i] : memref<64xf32, #tile.scope<fragment>>
         %d = arith.subf %s, %mi : f32
         %p = math.exp2 %d : f32
-        %pt = arith.truncf %p : f32 to f16
         memref.store %p, %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
-        memref.store %pt, %P[%i, %j] : memref<64x64xf16, #tile.scope<fragment>>
       }
       tile.reduce sum %S into %lb {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<fragment>> into memref<64xf32, #tile.scope<fragment>>
       tile.parallel (%i) in [64] {
@@ -154,6 +155,13 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
         %a = memref.load %alpha[%i] : memref<64xf32, #tile.scope<fragment>>
         %r = arith.mulf %o, %a : f32
         memref.store %r, %Of[%i, %d] : memref<64x64xf32, #tile.scope<fragment>>
+      }
+      // P as f16 for the second gemm, converted last: S's registers die as
+      // P's are written.
+      tile.parallel (%i, %j) in [64, 64] {
+        %p = memref.load %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+        %pt = arith.truncf %p : f32 to f16
+        memref.store %pt, %P[%i, %j] : memref<64x64xf16, #tile.scope<fragment>>
       }
       tile.gemm %P, %Vs, %Of : memref<64x64xf16, #tile.scope<fragment>>, memref<64x64xf16, #tile.scope<shared>>, memref<64x64xf32, #tile.scope<fragment>>
     }

@@ -41,6 +41,10 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op) {
   if (!ab || !bb || !cb || cb->scope != MemoryScope::fragment)
     return op.emitError("gemm operands must be tile.alloc buffers with a "
                         "fragment accumulator");
+  if (auto it = wgmmaPlans.find(op); it != wgmmaPlans.end()) {
+    lowerGemmWgmma(*this, op, it->second);
+    return success();
+  }
   Type accType = cb->type.getElementType();
   if (op.getClear())
     forEachRegister(cb->registers, [&](Value r, int64_t) {

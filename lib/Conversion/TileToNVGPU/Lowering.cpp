@@ -21,6 +21,7 @@
 #include "tile/Conversion/LaunchUtils.h"
 #include "tile/Dialect/Tile/Transforms/Layouts.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -187,13 +188,33 @@ SmallVector<Value> KernelLowering::fragmentIndex(const Buffer &buf, Value r,
 }
 
 Value KernelLowering::sharedIndex(const Buffer &buf, ValueRange idx) {
-  Value l = linearize(buf.type.getShape(), idx);
+  ArrayRef<int64_t> shape = buf.type.getShape();
+  int64_t eltBytes = std::max<int64_t>(1, buf.type.getElementTypeBitWidth() / 8);
+  int64_t panel = buf.swizzle ? buf.swizzle.getPanel() / eltBytes : 0;
+  Value l;
+  if (panel && panel < shape.back()) {
+    // Column panels (SwizzleAttr): element (row, col) at
+    // (col / panel) * rows * panel + row * panel + col % panel.
+    Value col = idx.back();
+    Value row = linearize(shape.drop_back(), idx.drop_back());
+    int64_t rows = numElements(shape.drop_back());
+    Value p = arith::DivUIOp::create(b, loc, col, cst(panel));
+    Value c = arith::RemUIOp::create(b, loc, col, cst(panel));
+    l = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc,
+                              arith::MulIOp::create(b, loc, p,
+                                                    cst(rows * panel)),
+                              arith::MulIOp::create(b, loc, row, cst(panel))),
+        c);
+  } else {
+    l = linearize(shape, idx);
+  }
   if (!buf.swizzle || buf.swizzle.getBits() == 0)
     return l;
   // The swizzle acts on byte offsets; base >= log2(element bytes) is
   // checked when the buffer is created, so it acts on element indices too.
-  int64_t eltShift =
-      llvm::Log2_64(std::max<int64_t>(1, buf.type.getElementTypeBitWidth() / 8));
+  int64_t eltShift = llvm::Log2_64(eltBytes);
   int64_t bits = buf.swizzle.getBits(), base = buf.swizzle.getBase() - eltShift,
           shift = buf.swizzle.getShift();
   int64_t mask = ((int64_t(1) << bits) - 1) << (base + shift);
@@ -345,6 +366,30 @@ LogicalResult KernelLowering::createBuffers() {
                                   MemRefLayoutAttrInterface(),
                                   workgroupSpace(ctx));
   smem = gpu::DynamicSharedMemoryOp::create(b, loc, smemType);
+  // wgmma operands: the 128-byte swizzle is on address bits, so they start
+  // on 1024-byte boundaries; the dynamic shared memory base is rounded up
+  // to one (1 KiB of slack) and the buffers' offsets aligned.
+  llvm::DenseSet<Value> alignedOperands;
+  for (auto &[gemm, plan] : wgmmaPlans) {
+    auto g = cast<GemmOp>(gemm);
+    alignedOperands.insert(g.getB());
+    if (!plan.fragmentA)
+      alignedOperands.insert(g.getA());
+  }
+  if (!alignedOperands.empty()) {
+    Value raw = smem;
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+    Value pad = arith::RemUIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, cst(1024),
+                              arith::RemUIOp::create(b, loc, base, cst(1024))),
+        cst(1024));
+    // (The view's size is nominal: nothing checks bounds.)
+    smem = memref::ViewOp::create(
+        b, loc, smemType, raw, pad,
+        ValueRange{cst(getSharedMemoryLimit(chip).perBlock)});
+    sharedSlack = 1024;
+  }
 
   SmallVector<AllocOp> allocs;
   func.walk([&](AllocOp a) { allocs.push_back(a); });
@@ -374,8 +419,10 @@ LogicalResult KernelLowering::createBuffers() {
                  << n * eltBytes << " bytes is not a multiple of the "
                  << top << "-byte swizzle period";
       }
+      int64_t align = alignedOperands.contains(alloc.getResult()) ? 1024 : 128;
+      sharedBytes = llvm::alignTo(sharedBytes, align);
       buf.sharedOffset = sharedBytes;
-      buf.stageBytes = llvm::alignTo(n * eltBytes, 128);
+      buf.stageBytes = llvm::alignTo(n * eltBytes, align);
       buf.stages = std::max<int64_t>(1, multiBuffered.lookup(alloc.getResult()));
       sharedBytes += buf.stageBytes * buf.stages;
       auto type = MemRefType::get({n}, elt, MemRefLayoutAttrInterface(),
@@ -581,10 +628,17 @@ void KernelLowering::removeRedundantBarriers(gpu::GPUFuncOp func) {
 
 FailureOr<int64_t> KernelLowering::run() {
   planPipelines();
+  func.walk([&](GemmOp gemm) {
+    std::string whyNot;
+    if (auto plan = planWgmma(gemm, chip, whyNot))
+      wgmmaPlans[gemm] = *plan;
+    else if (remarks && chip == "sm_90a" && !hopperVariants)
+      gemm.emitRemark("tile.gemm not lowered to wgmma: ") << whyNot;
+  });
   if (failed(createBuffers()))
     return failure();
   // Before any lowering: a loop asking for more stages than fit fails fast.
-  if (failed(checkSharedMemory(sharedBytes, 0)))
+  if (failed(checkSharedMemory(sharedBytes + sharedSlack, 0)))
     return failure();
 
   SmallVector<PipelinedOp> pipelined;
@@ -694,10 +748,21 @@ FailureOr<int64_t> KernelLowering::run() {
     v.getByteShiftMutable().assign(off);
     v->removeAttr("tile.scratch");
   }
-  int64_t total = scratchBytes ? scratchBase + scratchBytes : sharedBytes;
+  int64_t total =
+      (scratchBytes ? scratchBase + scratchBytes : sharedBytes) + sharedSlack;
   if (failed(checkSharedMemory(total, total - sharedBytes)))
     return failure();
   removeRedundantBarriers(func);
+  // wgmma reads shared memory through the async proxy: the generic-proxy
+  // writes (cp.async, st.shared) before any barrier are made visible to it.
+  if (!wgmmaPlans.empty())
+    func.walk([&](gpu::BarrierOp bar) {
+      b.setInsertionPoint(bar);
+      NVVM::FenceProxyOp::create(
+          b, bar.getLoc(), NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
+    });
 
   SmallVector<AllocOp> allocs;
   func.walk([&](AllocOp a) { allocs.push_back(a); });

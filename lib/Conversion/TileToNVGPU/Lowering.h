@@ -80,6 +80,16 @@ struct SharedMemoryLimit {
 };
 SharedMemoryLimit getSharedMemoryLimit(StringRef chip);
 
+/// A tile.gemm lowered to wgmma (GemmWgmma.cpp): the static facts
+/// planWgmma checked.
+struct WgmmaPlan {
+  int64_t m = 0, n = 0, k = 0;
+  bool bf16 = false;      // else f16 operands
+  bool fragmentA = false; // A from registers
+  bool aKMajor = true;    // shared A: not transposed
+  bool bKMajor = true;    // B transposed ([N x K])
+};
+
 class KernelLowering {
 public:
   KernelLowering(gpu::GPUFuncOp func, int64_t threads, StringRef chip);
@@ -142,10 +152,12 @@ public:
   int64_t threads;
   std::string chip;
   bool remarks = false; // remarks on slow general paths (pass option)
+  bool hopperVariants = false; // the kernel has sm_90a variants
   Value tid, laneId, warpId;
   Value smem; // memref<?xi8, workgroup>
   int64_t sharedBytes = 0;
   int64_t scratchBytes = 0;
+  int64_t sharedSlack = 0; // bytes lost to aligning the base (wgmma)
   llvm::DenseMap<Value, Buffer> buffers;
 
   /// tile.pipelined software pipelining (lowerPipelined): multi-buffered
@@ -165,6 +177,9 @@ public:
   /// predicate (false: a zero-byte copy).
   llvm::DenseSet<Operation *> alignedCopies;
   llvm::DenseMap<Operation *, Value> copyGuards;
+  /// Gemms lowered to wgmma (planned before the buffers are created: their
+  /// shared operands start on 1024-byte boundaries).
+  llvm::DenseMap<Operation *, WgmmaPlan> wgmmaPlans;
   /// The view of copy `slot` (index value) of a multi-buffered buffer.
   Value stageView(const Buffer &buf, Value slot);
 
@@ -201,6 +216,13 @@ private:
 /// mma A-operand register layout; `whyNot` says why not on failure.
 LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op,
                            std::string &whyNot);
+/// wgmma (GemmWgmma.cpp, sm_90a): the plan when `op` can be one warpgroup
+/// MMA chain per warpgroup (static conditions on chip, types and layouts),
+/// else nullopt with `whyNot` saying why.
+std::optional<WgmmaPlan> planWgmma(GemmOp op, StringRef chip,
+                                   std::string &whyNot);
+/// Emits the planned gemm (C's clear included).
+void lowerGemmWgmma(KernelLowering &kl, GemmOp op, const WgmmaPlan &plan);
 /// cp.async (CopyAsync.cpp): 16-, 8- or 4-byte copies of a global tile into
 /// a shared buffer, the widest the launch's alignment allows (a runtime
 /// check); emits `scalarPath` for what no width fits.

@@ -91,6 +91,11 @@ struct ConvertTileToNVGPUPass
 
     nvgpu_lowering::KernelLowering lowering(fn, threads, chip);
     lowering.remarks = remarks;
+    // A kernel with sm_90a variants (tile-warp-specialize) has the Hopper
+    // path: its generic kernel is a fallback and makes no wgmma remarks.
+    if (auto info = getOperation()->getAttrOfType<KernelInfoAttr>(
+            TileDialect::kKernelInfoAttrName))
+      lowering.hopperVariants = !info.getVariants().empty();
     auto shared = lowering.run();
     if (failed(shared))
       return failure();

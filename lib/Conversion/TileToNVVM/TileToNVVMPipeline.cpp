@@ -58,7 +58,10 @@ void mlir::tile::buildTileToNVVMPipeline(
     pm.addPass(createTileWarpSpecialize(ws));
     pm.addPass(createConvertTileGemmToSM90());
   }
-  pm.addPass(createTileInferLayouts());
+  // sm_90a: accumulator layouts wgmma produces where the shape allows.
+  TileInferLayoutsOptions layouts;
+  layouts.wgmma = opts.chip == "sm_90a";
+  pm.addPass(createTileInferLayouts(layouts));
   pm.addPass(createConvertTileToNVGPU(
       ConvertTileToNVGPUOptions{opts.chip, opts.remarks}));
   if (sm90)

@@ -2,10 +2,11 @@
 
 // gemm: the accumulator gets the mma.sync m16n8 layout (4 warps as 2x2 over
 // 128x128, 64x64 per warp), the operands the ldmatrix swizzle of their row
-// pitch (64-byte rows: 2 bits; 256-byte rows: 3 bits, shift 4).
+// pitch (64-byte rows: 2 bits; 256-byte rows: two 128-byte panels, each in
+// the 128-byte swizzle).
 // CHECK-LABEL: func.func @gemm
 // CHECK: tile.alloc {layout = #tile.swizzle<bits = 2, base = 4, shift = 3>} : memref<128x32xf16
-// CHECK: tile.alloc {layout = #tile.swizzle<bits = 3, base = 4, shift = 4>} : memref<32x128xf16
+// CHECK: tile.alloc {layout = #tile.swizzle<bits = 3, base = 4, shift = 3, panel = 128>} : memref<32x128xf16
 // CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> (((d0 floordiv 64) * 2 + d1 floordiv 64) * 32 + (d0 mod 8) * 4 + (d1 mod 8) floordiv 2), index = (d0, d1) -> ((((d0 mod 64) floordiv 16) * 8 + (d1 mod 64) floordiv 8) * 4 + ((d0 mod 16) floordiv 8) * 2 + d1 mod 2), threads = 128, inverse = {{.*}}>} : memref<128x128xf32
 func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>)
     attributes {tile.kernel} {

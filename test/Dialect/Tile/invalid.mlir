@@ -398,6 +398,36 @@ func.func @f(%n: index) {
 
 // -----
 
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{swizzle panel (96 bytes) must be a power of two of at least 16}}
+    %a = tile.alloc {layout = #tile.swizzle<bits = 3, base = 4, shift = 3, panel = 96>} : memref<64x128xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{swizzle panel (64 bytes) is narrower than the swizzled row (128 bytes)}}
+    %a = tile.alloc {layout = #tile.swizzle<bits = 3, base = 4, shift = 3, panel = 64>} : memref<64x128xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{a swizzle panel of 128 bytes needs rows (the last dim) of a multiple of 128 bytes, got 2-D rows of 160 bytes}}
+    %a = tile.alloc {layout = #tile.swizzle<bits = 3, base = 4, shift = 3, panel = 128>} : memref<64x80xf16, #tile.scope<shared>>
+  }
+  return
+}
+
+// -----
+
 func.func @f(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %m: index) {
   tile.launch blocks(%bx) in (%m) threads(128) {
     %S = tile.alloc : memref<64x32xf16, #tile.scope<shared>>

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/ShapedOpInterfaces.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -377,9 +378,17 @@ int64_t FragmentLayoutAttr::getNumRegisters(ArrayRef<int64_t> shape) const {
 //===----------------------------------------------------------------------===//
 
 LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                  int64_t bits, int64_t base, int64_t shift) {
-  if (bits < 0 || base < 0 || shift < 0)
+                                  int64_t bits, int64_t base, int64_t shift,
+                                  int64_t panel) {
+  if (bits < 0 || base < 0 || shift < 0 || panel < 0)
     return emitError() << "swizzle parameters must be non-negative";
+  if (panel && (!llvm::isPowerOf2_64(panel) || panel < 16))
+    return emitError() << "swizzle panel (" << panel
+                       << " bytes) must be a power of two of at least 16";
+  if (panel && bits && (int64_t(1) << (base + shift)) > panel)
+    return emitError() << "swizzle panel (" << panel << " bytes) is narrower "
+                       << "than the swizzled row (" << (int64_t(1) << (base + shift))
+                       << " bytes)";
   if (bits > 0 && shift < bits)
     return emitError() << "swizzle shift (" << shift
                        << ") must be at least bits (" << bits

@@ -216,9 +216,20 @@ LogicalResult AllocOp::verify() {
         return emitOpError("fragment layout spreads over ")
                << fragment.getThreads() << " threads but the launch has "
                << launch.getThreadsAttr().getInt();
-    } else if (isa<SwizzleAttr>(layout) && *scope != MemoryScope::shared) {
-      return emitOpError("a #tile.swizzle needs a shared buffer, got a ")
-             << stringifyMemoryScope(*scope) << " buffer";
+    } else if (auto swizzle = dyn_cast<SwizzleAttr>(layout)) {
+      if (*scope != MemoryScope::shared)
+        return emitOpError("a #tile.swizzle needs a shared buffer, got a ")
+               << stringifyMemoryScope(*scope) << " buffer";
+      if (int64_t panel = swizzle.getPanel()) {
+        int64_t rowBytes =
+            type.getShape().back() *
+            std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+        if (type.getRank() < 2 || rowBytes % panel)
+          return emitOpError("a swizzle panel of ")
+                 << panel << " bytes needs rows (the last dim) of a multiple "
+                 << "of " << panel << " bytes, got " << type.getRank()
+                 << "-D rows of " << rowBytes << " bytes";
+      }
     }
   }
   return success();

@@ -183,16 +183,17 @@ FragmentLayoutAttr mlir::tile::getMmaSliceLayout(MLIRContext *ctx, int64_t m,
 }
 
 SwizzleAttr mlir::tile::getLdmatrixSwizzle(MLIRContext *ctx, int64_t rowBytes) {
-  if (!llvm::isPowerOf2_64(rowBytes) || rowBytes < 32)
-    return nullptr;
   if (rowBytes == 32)
     return SwizzleAttr::get(ctx, 1, 4, 3);
   if (rowBytes == 64)
     return SwizzleAttr::get(ctx, 2, 4, 3);
-  int64_t shift = llvm::Log2_64(rowBytes) - 4;
-  if (3 + 4 + shift > 20)
-    return nullptr;
-  return SwizzleAttr::get(ctx, 3, 4, shift);
+  if (rowBytes == 128)
+    return SwizzleAttr::get(ctx, 3, 4, 3);
+  // Longer rows: 128-byte column panels, each in the 128-byte swizzle (the
+  // layout wgmma reads; as conflict-free for ldmatrix as a wider swizzle).
+  if (rowBytes > 128 && rowBytes % 128 == 0)
+    return SwizzleAttr::get(ctx, 3, 4, 3, 128);
+  return nullptr;
 }
 
 namespace {
@@ -204,6 +205,7 @@ bool isFragment(Value v) {
 
 struct TileInferLayoutsPass
     : public tile::impl::TileInferLayoutsBase<TileInferLayoutsPass> {
+  using Base::Base;
   void runOnOperation() override {
     getOperation().walk([&](LaunchOp launch) { inferLaunch(launch); });
   }
@@ -304,7 +306,13 @@ struct TileInferLayoutsPass
       Value c = gemm.getC();
       if (needs(c)) {
         auto shape = shapeOf(c);
-        if (auto tiling = chooseMmaWarpTiling(shape[0], shape[1], threads))
+        std::optional<MmaWarpTiling> tiling;
+        // wgmma (sm_90a): one 16-row strip per warp, 64 rows per warpgroup.
+        if (wgmma && threads % 128 == 0 && shape[0] == 16 * (threads / 32))
+          tiling = getMmaRowWarpTiling(shape[0], shape[1], threads);
+        if (!tiling)
+          tiling = chooseMmaWarpTiling(shape[0], shape[1], threads);
+        if (tiling)
           chosen[c] = accLayout(c, *tiling);
       }
       for (Value operand : {gemm.getA(), gemm.getB()}) {

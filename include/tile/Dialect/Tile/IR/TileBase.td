@@ -178,10 +178,26 @@ def Tile_SwizzleAttr : Tile_Attr<"Swizzle", "swizzle"> {
     `bits` bits starting at bit `base + shift` are XORed into the `bits` bits
     starting at bit `base`. `#tile.swizzle<bits = 3, base = 4, shift = 3>` is
     the 128-byte swizzle that TMA and wgmma use; `bits = 0` is no swizzle.
+
+    `panel = P` (bytes, a power of two; 0 = none) stores a buffer whose rows
+    (the last dim) are longer than P bytes as column panels: columns
+    [k*P, (k+1)*P) of every row form panel k, the panels one after the
+    other, each a row-major [rows x P bytes] array; the swizzle acts on the
+    byte offset inside the panel. `#tile.swizzle<bits = 3, base = 4,
+    shift = 3, panel = 128>` on a 64x128xf16 buffer is two 64x64 halves,
+    each in the 128-byte swizzle: the canonical layout wgmma and TMA read
+    for rows longer than 128 bytes (and conflict-free for ldmatrix).
   }];
-  let parameters = (ins "int64_t":$bits, "int64_t":$base, "int64_t":$shift);
+  let parameters = (ins "int64_t":$bits, "int64_t":$base, "int64_t":$shift,
+                        DefaultValuedParameter<"int64_t", "0">:$panel);
+  let builders = [
+    AttrBuilder<(ins "int64_t":$bits, "int64_t":$base, "int64_t":$shift), [{
+      return $_get($_ctxt, bits, base, shift, 0);
+    }]>
+  ];
   let assemblyFormat = [{
-    `<` `bits` `=` $bits `,` `base` `=` $base `,` `shift` `=` $shift `>`
+    `<` `bits` `=` $bits `,` `base` `=` $base `,` `shift` `=` $shift
+    (`,` `panel` `=` $panel^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

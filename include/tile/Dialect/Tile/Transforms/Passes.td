@@ -48,8 +48,17 @@ def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
     Layouts that do not match a use are legal: convert-tile-to-nvgpu then
     moves the data through shared memory. Shared buffers used as gemm
     operands get the XOR swizzle that makes ldmatrix conflict-free for their
-    row pitch (16-byte chunks XORed with the row index modulo 8).
+    row pitch (16-byte chunks XORed with the row index modulo 8); rows longer
+    than 128 bytes are stored as 128-byte column panels, each in the 128-byte
+    swizzle (the canonical layout wgmma reads).
+    With `wgmma` (sm_90a), an accumulator with 16 rows per warp (M = 16 x
+    warps) gets the warp tiling with one 16-row strip per warp, which is
+    wgmma's accumulator layout, instead of the squarest warp tile.
   }];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", "false",
+           "Prefer accumulator layouts wgmma can produce (sm_90a)">
+  ];
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
 
