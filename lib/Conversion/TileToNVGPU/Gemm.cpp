@@ -41,9 +41,16 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op) {
   if (!ab || !bb || !cb || cb->scope != MemoryScope::fragment)
     return op.emitError("gemm operands must be tile.alloc buffers with a "
                         "fragment accumulator");
-  if (auto it = wgmmaPlans.find(op); it != wgmmaPlans.end()) {
-    lowerGemmWgmma(*this, op, it->second);
-    return success();
+  // wgmma when planned (run()); clones of a planned gemm (the versions of a
+  // software-pipelined loop) use the same aligned operands.
+  if (!wgmmaPlans.empty() && wgmmaOperands.contains(op.getB()) &&
+      (ab->scope == MemoryScope::fragment ||
+       wgmmaOperands.contains(op.getA()))) {
+    std::string whyNot;
+    if (auto plan = planWgmma(op, chip, whyNot)) {
+      lowerGemmWgmma(*this, op, *plan);
+      return success();
+    }
   }
   Type accType = cb->type.getElementType();
   if (op.getClear())

@@ -65,3 +65,48 @@ func.func @square(%A: memref<?x?xf16>, %C: memref<?x?xf32>) attributes {tile.ker
   }
   return
 }
+
+// -----
+
+// Two warpgroups whose pipelined loop interleaves the gemms with other work
+// take turns on the tensor cores: warpgroup 1 gives the first turn, each
+// wgmma group waits on its warpgroup's named barrier and arrives on the
+// other's once issued, warpgroup 0 takes the last arrival before returning.
+// CHECK-LABEL: gpu.func @pingpong_kernel
+// CHECK: "bar.arrive $0, 256;"
+// CHECK: "bar.sync $0, 256;"
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: "bar.arrive $0, 256;"
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: "bar.sync $0, 256;", "r" %c1_i32
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+func.func @pingpong(%Q: memref<?x64xf16>, %K: memref<?x64xf16>, %O: memref<?x?xf32>, %n: index) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.launch blocks(%bx) in (%c1) threads(256) {
+    %Qs = tile.alloc : memref<128x64xf16, #tile.scope<shared>>
+    %Ks = tile.alloc : memref<64x64xf16, #tile.scope<shared>>
+    %S = tile.alloc : memref<128x64xf32, #tile.scope<fragment>>
+    %P = tile.alloc : memref<128x64xf16, #tile.scope<fragment>>
+    %Of = tile.alloc : memref<128x64xf32, #tile.scope<fragment>>
+    tile.copy %Q[%c0, %c0] to %Qs : memref<?x64xf16> to memref<128x64xf16, #tile.scope<shared>>
+    tile.clear %Of : memref<128x64xf32, #tile.scope<fragment>>
+    tile.pipelined %t = %c0 to %n step %c1 stages(2) {
+      %k0 = arith.muli %t, %c64 : index
+      tile.copy %K[%k0, %c0] to %Ks : memref<?x64xf16> to memref<64x64xf16, #tile.scope<shared>>
+      tile.gemm %Qs, %Ks, %S {transpose_b, clear} : memref<128x64xf16, #tile.scope<shared>>, memref<64x64xf16, #tile.scope<shared>>, memref<128x64xf32, #tile.scope<fragment>>
+      tile.parallel (%i, %j) in [128, 64] {
+        %s = memref.load %S[%i, %j] : memref<128x64xf32, #tile.scope<fragment>>
+        %e = math.exp2 %s : f32
+        %p = arith.truncf %e : f32 to f16
+        memref.store %p, %P[%i, %j] : memref<128x64xf16, #tile.scope<fragment>>
+      }
+      tile.gemm %P, %Ks, %Of : memref<128x64xf16, #tile.scope<fragment>>, memref<64x64xf16, #tile.scope<shared>>, memref<128x64xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Of to %O[%c0, %c0] : memref<128x64xf32, #tile.scope<fragment>> to memref<?x?xf32>
+  }
+  return
+}
