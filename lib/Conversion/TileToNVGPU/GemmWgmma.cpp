@@ -21,16 +21,6 @@
 // to the code around it: that code reads C, and overlap comes from the
 // other warpgroups of the block).
 //
-// Ping-pong: in a block of exactly two warpgroups whose loop interleaves
-// wgmma gemms with other work (attention: the softmax between S = Q K^T and
-// O += P V), the warpgroups take turns issuing their wgmma groups (named
-// barriers 1 and 2: each warpgroup waits on its own before a group and
-// arrives on the other's once the group is issued; warpgroup 1 gives the
-// first turn at the kernel's start, warpgroup 0 takes the last arrival at
-// its end), so one warpgroup's softmax overlaps the other's gemms
-// (FlashAttention-3's inter-warpgroup schedule). Every gemm is a block-level
-// op executed by both warpgroups in the same order, so the turns match.
-//
 // Shared operands must be in a canonical wgmma layout (tile-infer-layouts
 // gives every shared gemm operand one): K-major rows of 32, 64 or 128 bytes
 // in the swizzle of that width, or 128-byte column panels in the 128-byte
@@ -322,12 +312,6 @@ void WgmmaEmitter::emit() {
     fenceOperands(b, loc, aRegs);
   }
 
-  // Ping-pong (KernelLowering::wgmmaPingPong): wait for this warpgroup's
-  // turn on the tensor cores.
-  if (kl.wgmmaPingPong)
-    emitNamedBarrier(b, loc,
-                     arith::AddIOp::create(b, loc, wg, kl.cst(1)), 256,
-                     /*arrive=*/false);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (Chunk &ch : chunks) {
     int64_t nRegs = ch.nc / 2;
@@ -389,13 +373,6 @@ void WgmmaEmitter::emit() {
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  // ... and hand the turn to the other warpgroup once this group is issued:
-  // its wgmmas queue behind ours while this one waits and then runs the
-  // code between the gemms (softmax in attention).
-  if (kl.wgmmaPingPong)
-    emitNamedBarrier(b, loc,
-                     arith::SubIOp::create(b, loc, kl.cst(2), wg), 256,
-                     /*arrive=*/true);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (Chunk &ch : chunks) {
     fenceOperands(b, loc, ch.acc);
@@ -405,20 +382,6 @@ void WgmmaEmitter::emit() {
 }
 
 } // namespace
-
-void mlir::tile::nvgpu_lowering::emitNamedBarrier(OpBuilder &b, Location loc,
-                                                  Value id, int64_t threads,
-                                                  bool arrive) {
-  Value id32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), id);
-  std::string text = (arrive ? "bar.arrive $0, " : "bar.sync $0, ") +
-                     std::to_string(threads) + ";";
-  LLVM::InlineAsmOp::create(
-      b, loc, Type(), ValueRange{id32}, text, "r",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-}
 
 void mlir::tile::nvgpu_lowering::lowerGemmWgmma(KernelLowering &kl, GemmOp op,
                                                 const WgmmaPlan &plan) {

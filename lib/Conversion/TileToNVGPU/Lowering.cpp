@@ -635,36 +635,8 @@ FailureOr<int64_t> KernelLowering::run() {
     else if (remarks && chip == "sm_90a" && !hopperVariants)
       gemm.emitRemark("tile.gemm not lowered to wgmma: ") << whyNot;
   });
-  // Ping-pong between two warpgroups when a loop interleaves wgmma gemms
-  // with other block-level compute (GemmWgmma.cpp).
-  if (threads == 256 && wgmmaPlans.size() >= 2) {
-    for (auto &entry : wgmmaPlans) {
-      Operation *loop = entry.first->getParentOfType<PipelinedOp>();
-      if (!loop)
-        continue;
-      bool other = false;
-      loop->walk([&](Operation *op) {
-        other |= isa<ParallelOp, ReduceOp>(op);
-      });
-      wgmmaPingPong |= other;
-    }
-  }
   if (failed(createBuffers()))
     return failure();
-  if (wgmmaPingPong) {
-    // Warpgroup 1 gives warpgroup 0 the first turn; warpgroup 0 takes
-    // warpgroup 1's last arrival before returning.
-    Value wg = arith::DivUIOp::create(b, loc, tid, cst(128));
-    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wg,
-                                        cst(1));
-    ifThen(isOne, [&] { emitNamedBarrier(b, loc, cst(1), 256, true); });
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(func.getBody().back().getTerminator());
-    Value wg2 = arith::DivUIOp::create(b, loc, tid, cst(128));
-    Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         wg2, cst(0));
-    ifThen(isZero, [&] { emitNamedBarrier(b, loc, cst(1), 256, false); });
-  }
   // Before any lowering: a loop asking for more stages than fit fails fast.
   if (failed(checkSharedMemory(sharedBytes + sharedSlack, 0)))
     return failure();

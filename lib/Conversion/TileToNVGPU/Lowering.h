@@ -181,8 +181,6 @@ public:
   /// shared operands start on 1024-byte boundaries).
   llvm::DenseMap<Operation *, WgmmaPlan> wgmmaPlans;
   llvm::DenseSet<Value> wgmmaOperands; // their shared operands (aligned)
-  /// The two warpgroups take turns issuing wgmma groups (GemmWgmma.cpp).
-  bool wgmmaPingPong = false;
   /// The view of copy `slot` (index value) of a multi-buffered buffer.
   Value stageView(const Buffer &buf, Value slot);
 
@@ -226,10 +224,6 @@ std::optional<WgmmaPlan> planWgmma(GemmOp op, StringRef chip,
                                    std::string &whyNot);
 /// Emits the planned gemm (C's clear included).
 void lowerGemmWgmma(KernelLowering &kl, GemmOp op, const WgmmaPlan &plan);
-/// bar.sync / bar.arrive on named barrier `id` (an index value) for
-/// `threads` threads.
-void emitNamedBarrier(OpBuilder &b, Location loc, Value id, int64_t threads,
-                      bool arrive);
 /// cp.async (CopyAsync.cpp): 16-, 8- or 4-byte copies of a global tile into
 /// a shared buffer, the widest the launch's alignment allows (a runtime
 /// check); emits `scalarPath` for what no width fits.
