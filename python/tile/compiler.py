@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 
-from . import _frameworks, toolchain
+from . import _frameworks, bundles, toolchain
 from ._runtime import BACKENDS, TARGETS
 from .cache import BUNDLE, DiskCache, cache_disabled, memory_cache
 
@@ -326,7 +326,6 @@ def compile(source_or_path, out_idx=None, target="auto",
     source, path = read_source(source_or_path)
     kind, chip = resolve_target(target)
     backend = check_backend(kind, execution_backend)
-    tilec = find_tilec()
     target_args = [f"--target={kind}"] + ([f"--chip={chip}"] if chip else [])
     # Negative indices count from the end: tilec resolves them (it knows the
     # parameter count), so there is no second compiler run for them.
@@ -337,6 +336,34 @@ def compile(source_or_path, out_idx=None, target="auto",
     if BACKENDS[backend]["compiled"]:
         args.append(f"--backend={backend}")
     args += _flag_list(pass_options, compile_flags)
+
+    # Bundles compiled elsewhere (tile.import_bundles) are keyed without the
+    # compiler, so they are found on hosts without tilec; they win.
+    skey = bundles.source_key(source, kind, chip, backend, args)
+    use_cache = not cache_disabled()
+    if use_cache:
+        k = memory_cache.get(skey)
+        if k is not None:
+            return k
+    imported = bundles.lookup(skey)
+    if imported is not None:
+        kernel = Kernel(imported, backend, cache_key=skey, source_path=path,
+                        compile_args=args)
+        kernel.source_key = skey
+        if verbose:
+            print(f"[tile] {_kernel_name(source)}: imported bundle "
+                  f"{skey[:16]}", file=sys.stderr)
+        if use_cache:
+            memory_cache.put(skey, kernel)
+        return kernel
+    try:
+        tilec = find_tilec()
+    except RuntimeError as e:
+        raise CompileError(f"{e}; and no imported bundle matches kernel "
+                           f"'{_kernel_name(source)}' for {kind}"
+                           f"{':' + chip if chip else ''} (compile it where "
+                           "tilec is, tile.export_bundles(kernels, dir), and "
+                           "tile.import_bundles(dir) here)") from None
 
     from . import __version__, _runtime
     key_doc = {
@@ -350,7 +377,6 @@ def compile(source_or_path, out_idx=None, target="auto",
     name = _kernel_name(source)
     _dump_ir(tilec, source, args, key, name)
 
-    use_cache = not cache_disabled()
     if use_cache:
         k = memory_cache.get(key)
         if k is not None:
@@ -366,8 +392,10 @@ def compile(source_or_path, out_idx=None, target="auto",
 
     if not use_cache:
         bundle = build()
-        return Kernel(bundle, backend, cache_key=key, source_path=path,
-                      compile_args=args)
+        kernel = Kernel(bundle, backend, cache_key=key, source_path=path,
+                        compile_args=args)
+        kernel.source_key = skey
+        return kernel
 
     with memory_cache.key_lock(key):
         k = memory_cache.get(key)
@@ -391,6 +419,7 @@ def compile(source_or_path, out_idx=None, target="auto",
                 disk.store(key, {BUNDLE: bundle}, info)
                 kernel = Kernel(bundle, backend, cache_key=key,
                                 source_path=path, compile_args=args)
+        kernel.source_key = skey
         if verbose:
             print(f"[tile] {name}: disk cache {'hit' if hit else 'miss'} "
                   f"{key[:16]} ({disk.entry(key)})", file=sys.stderr)
