@@ -353,3 +353,64 @@ def test_progress_bar_covers_both_phases(tile, fresh_cache, capsys, monkeypatch)
     err = capsys.readouterr().err
     assert "autotune (compile)" in err and "autotune (time, 1 device)" in err
     assert "4/4" in err
+
+
+# ---- the C++ last-call guard (_runtime.JitDispatch) ----------------------------------
+
+def test_guard_follows_specialization(tile, fresh_cache):
+    @tile.jit(out_idx=-1, target="cpu")
+    def mul(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
+            factor=2.0):
+        with T.Kernel(T.ceildiv(N, 128), threads=32) as bx:
+            a = T.alloc_fragment((128,), "float32")
+            T.copy(A[bx * 128], a)
+            for i in T.Parallel(128):
+                a[i] = a[i] * factor
+            T.copy(a, B[bx * 128])
+    x = np.arange(300, dtype=np.float32)
+    assert not mul._armed
+    np.testing.assert_array_equal(mul(x), x * 2)
+    assert mul._armed
+    np.testing.assert_array_equal(mul(x, factor=3.0), x * 3)   # not guarded
+    np.testing.assert_array_equal(mul(x), x * 2)               # the default again
+    with pytest.raises(tile.ArgumentError, match="takes 2 arguments"):
+        mul(x, x, x)
+    with pytest.raises(tile.ArgumentError, match="float32"):
+        mul(x.astype(np.float64))
+
+    K = T.const("K")
+
+    @tile.jit(out_idx=-1, target="cpu")
+    def head(A: T.Tensor((K,), "float32"), B: T.Tensor((K,), "float32")):
+        with T.Kernel(1, threads=32):
+            a = T.alloc_fragment((K,), "float32")
+            T.copy(A[0], a)
+            T.copy(a, B[0])
+    for n in (64, 96, 64):          # T.const extents: the DIM guard
+        y = np.arange(n, dtype=np.float32)
+        np.testing.assert_array_equal(head(y), y)
+    assert len(head.kernels) == 2
+
+    class Wrapped:                  # no .dtype / .device: never guarded
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None, max_version=None):
+            return self.a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    @tile.jit(out_idx=-1)
+    def copy(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), threads=32) as bx:
+            a = T.alloc_fragment((128,), "float32")
+            T.copy(A[bx * 128], a)
+            T.copy(a, B[bx * 128])
+    np.testing.assert_array_equal(copy(x), x)
+    assert copy._armed
+    w = Wrapped(x)
+    out = np.zeros_like(x)
+    copy(w, out)
+    np.testing.assert_array_equal(out, x)
+    assert not copy._armed

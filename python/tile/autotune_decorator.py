@@ -38,8 +38,9 @@ compiler").
 import inspect
 import threading
 
-from . import autotuner
-from .jit_decorator import (FactoryJIT, KernelJIT, _cpu_types, _device_kind,
+from . import _runtime, autotuner
+from .jit_decorator import (G_DEVICE, G_DIM, G_DTYPE, G_SHAPE, G_VALUE,
+                            FactoryJIT, KernelJIT, _cpu_types, _device_kind,
                             _dtype_name, _dtype_names, _freeze, _norm_out_idx,
                             jit)
 from .language.prim_func import PrimFunc
@@ -132,12 +133,14 @@ class _Autotuned:
         return dict(self._best)
 
 
-class AutotunedKernel(_Autotuned):
+class AutotunedKernel(_Autotuned, _runtime.JitDispatch):
     """@tile.autotune on a kernel-form @tile.jit: f(*tensors) launches the
-    best configuration for the key arguments (tuned on the first call)."""
+    best configuration for the key arguments (tuned on the first call).
+    Repeated calls take @tile.jit's C++ fast path (the guard also compares
+    the key tensors' shapes and the key scalars' values)."""
 
     def __init__(self, jitfn, configs, key, opts):
-        super().__init__(jitfn, configs, key, opts)
+        _Autotuned.__init__(self, jitfn, configs, key, opts)
         j = jitfn
         kparams = [p for p in j.params if p.kind != "config"]
         names = {p.name: i for i, p in enumerate(kparams)}
@@ -163,6 +166,29 @@ class AutotunedKernel(_Autotuned):
         self._allowed = allowed
         self._keyfn_full = self._make_keyfn(j._pos_full)
         self._keyfn_in = self._make_keyfn(j._pos_in)
+        _runtime.JitDispatch.__init__(
+            self, type(self)._dispatch, self._guards(j._pos_full),
+            self._guards(j._pos_in), j.n, j.n_in)
+
+    def _guards(self, pos):
+        """The parts of _make_keyfn's key, for the C++ guard."""
+        j = self.jit
+        out, seen = [], set()
+        for i in self._key_idx:
+            if self._kparams[i].kind == "tensor":
+                out += [(pos[i], G_SHAPE, 0), (pos[i], G_DTYPE, 0)]
+                seen.add(i)
+            else:
+                out.append((pos[i], G_VALUE, 0))
+        for i, dt_name, dims in j._spec:
+            if i in seen or i not in pos:
+                continue
+            if dt_name is not None:
+                out.append((pos[i], G_DTYPE, 0))
+            out += [(pos[i], G_DIM, d) for d, _ in dims]
+        if j._auto_target:
+            out.append((0, G_DEVICE, 0))
+        return out
 
     def _check_keys(self, configs, allowed):
         for i, c in enumerate(configs):
@@ -212,7 +238,8 @@ class AutotunedKernel(_Autotuned):
                                           f"{self._kparams[i].name!r}")
         return (self._keyfn_full if len(args) == j.n else self._keyfn_in)(args)
 
-    def __call__(self, *args, **kw):
+    def _dispatch(self, *args, **kw):
+        """The call when the C++ guard did not match the last call's."""
         stream = kw.pop("stream", None) if kw else None
         if kw:  # explicit configuration: run it, no tuning
             if stream is not None:
@@ -227,6 +254,7 @@ class AutotunedKernel(_Autotuned):
             kernel = self._last_kernel
         else:
             kernel = self._get(sig, args)
+        self._arm(args, kernel)
         if stream is None:
             return kernel(*args)
         return kernel(*args, stream=stream)
@@ -303,7 +331,7 @@ class AutotunedKernel(_Autotuned):
             pass_options=j.opts["pass_options"],
             compile_flags=j.opts["compile_flags"],
             num_workers=self.opts["num_workers"], ignore_error=True,
-            progress=self.opts["progress"], errors=errors)
+            progress=self.opts["progress"], errors=errors, inspect_only=True)
         for k, i in enumerate(ok):
             if kernels[k] is None:
                 failed[i] = str(errors[k])

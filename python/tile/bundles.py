@@ -19,7 +19,7 @@ A directory holds `<source key>.tileb` files and `index.json`:
 
     {"format": "tile-bundles/1",
      "entries": {<source key>: {"file", "size", "sha256", "name", "target",
-                                "chip", "backend", "config"}}}
+                                "chip", "tilec_args", "config"}}}
 
 (config: the JSON of the autotune config the kernel was built for, or null).
 Exports into one directory merge their entries. import_bundles verifies each
@@ -112,7 +112,8 @@ def export_bundles(kernels, directory, configs=None):
         _atomic_write(d / name, data)
         index[key] = {"file": name, "size": len(data), "sha256": sha256(data),
                       "name": k.name, "target": k.target_kind,
-                      "chip": k.target_chip, "backend": k.backend,
+                      "chip": k.target_chip,
+                      "tilec_args": getattr(k, "_compile_args", None),
                       "config": None if configs is None else _config_json(configs[i])}
         written.append(str(d / name))
     _atomic_write(d / INDEX, json.dumps({"format": FORMAT, "entries": index},

@@ -65,7 +65,7 @@ class _Bar:
 def par_compile(sources, out_idx=None, target="auto", execution_backend="auto",
                 pass_options=None, compile_flags=None, num_workers=None,
                 ignore_error=False, progress=None, verbose=False, errors=None,
-                bar=None):
+                bar=None, inspect_only=False):
     """Compiles every source (MLIR text or path) like tile.compile, with
     num_workers threads each running tilec (default: the CPU count).
 
@@ -75,7 +75,8 @@ def par_compile(sources, out_idx=None, target="auto", execution_backend="auto",
     out_idx / pass_options / compile_flags apply to every source, or pass a
     list with one entry per source. errors: a list that receives, per
     source, its exception or None. bar: a progress bar to advance instead
-    of a new one (autotune's, over compiling and timing).
+    of a new one (autotune's, over compiling and timing). inspect_only:
+    as for tile.compile (bundles for a device this host does not have).
     """
     from .compiler import compile as compile_one
 
@@ -107,7 +108,8 @@ def par_compile(sources, out_idx=None, target="auto", execution_backend="auto",
                 sources[i], out_idx=per(out_idx, i), target=target,
                 execution_backend=execution_backend,
                 pass_options=per(pass_options, i),
-                compile_flags=per(compile_flags, i), verbose=verbose)
+                compile_flags=per(compile_flags, i), verbose=verbose,
+                inspect_only=inspect_only)
         except Exception as e:  # noqa: BLE001 - reported below
             errors[i] = e
         finally:
