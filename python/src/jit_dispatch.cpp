@@ -9,15 +9,19 @@
 //   VALUE  the argument itself, compared by value (autotune key scalars)
 //   DEVICE type(arg) and, unless it is numpy.ndarray (always the host),
 //          its .device, compared by value (target="auto")
+// numpy arrays are read from their struct (dtype, dims), as the launch path
+// reads them.
 // A value that cannot be read (no such attribute) fails the guard: the
 // Python dispatch then decides, with its error messages.
 //
 //===----------------------------------------------------------------------===//
 #include "jit_dispatch.h"
+#include "foreign_abi.h"
 
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 #include <vector>
@@ -36,10 +40,30 @@ struct Guard {
 };
 
 PyObject *strDtype, *strShape, *strDevice, *strStream;
+PyTypeObject *numpyArrayType; // numpy.ndarray once seen (never unloaded)
 
-bool isNumpyArray(PyTypeObject *t) {
-  return std::strcmp(t->tp_name, "numpy.ndarray") == 0;
+// Exactly numpy.ndarray: its dtype, shape and device are read from the
+// array struct (foreign_abi.h), as the launch path does: no attribute
+// lookup, no shape tuple.
+NumpyArrayFields *asNumpy(PyObject *obj) {
+  PyTypeObject *t = Py_TYPE(obj);
+  if (t != numpyArrayType) {
+    if (numpyArrayType || std::strcmp(t->tp_name, "numpy.ndarray") != 0)
+      return nullptr;
+    numpyArrayType = t;
+  }
+  return reinterpret_cast<NumpyArrayFields *>(obj);
 }
+
+// What a guard saw at the last call: an object (compared by identity or
+// value), or a numpy array's dims.
+struct Seen {
+  PyObject *obj = nullptr; // owned
+  PyTypeObject *type = nullptr; // DEVICE: the argument's type (borrowed:
+                                // only compared, never dereferenced)
+  bool numpyDims = false;
+  std::vector<Py_ssize_t> dims;
+};
 
 // The guarded value of one argument (a new reference), or nullptr with no
 // Python error set when it cannot be read.
@@ -64,37 +88,78 @@ PyObject *readValue(PyObject *arg, const Guard &g) {
     Py_INCREF(arg);
     v = arg;
     break;
-  case DEVICE: {
-    PyTypeObject *t = Py_TYPE(arg);
-    if (isNumpyArray(t)) {
-      Py_INCREF(t);
-      v = reinterpret_cast<PyObject *>(t);
-    } else {
-      PyObject *dev = PyObject_GetAttr(arg, strDevice);
-      if (dev) {
-        v = PyTuple_Pack(2, reinterpret_cast<PyObject *>(t), dev);
-        Py_DECREF(dev);
-      }
-    }
+  case DEVICE: // the type is compared apart (Seen::type)
+    v = PyObject_GetAttr(arg, strDevice);
     break;
-  }
   }
   if (!v)
     PyErr_Clear();
   return v;
 }
 
-bool sameValue(PyObject *now, PyObject *last, int kind) {
-  if (now == last)
-    return true;
-  if (kind == DTYPE) // identity only (see the file comment)
-    return false;
-  int eq = PyObject_RichCompareBool(now, last, Py_EQ);
-  if (eq < 0) {
-    PyErr_Clear();
-    return false;
+// Reads what guard g sees of arg into `out`; false when it cannot be read.
+bool see(PyObject *arg, const Guard &g, Seen &out) {
+  if (NumpyArrayFields *a = asNumpy(arg)) {
+    switch (g.kind) {
+    case DTYPE:
+      out.obj = a->descr;
+      Py_INCREF(out.obj);
+      return true;
+    case DIM:
+      if (g.dim >= a->nd)
+        return false;
+      out.numpyDims = true;
+      out.dims.assign(1, a->dimensions[g.dim]);
+      return true;
+    case SHAPE:
+      out.numpyDims = true;
+      out.dims.assign(a->dimensions, a->dimensions + a->nd);
+      return true;
+    case DEVICE: // numpy arrays live on the host
+      out.obj = reinterpret_cast<PyObject *>(Py_TYPE(arg));
+      Py_INCREF(out.obj);
+      return true;
+    default:
+      break;
+    }
   }
-  return eq == 1;
+  out.type = Py_TYPE(arg);
+  out.obj = readValue(arg, g);
+  return out.obj != nullptr;
+}
+
+bool sameAs(PyObject *arg, const Guard &g, const Seen &last) {
+  if (NumpyArrayFields *a = asNumpy(arg)) {
+    switch (g.kind) {
+    case DTYPE:
+      return a->descr == last.obj;
+    case DIM:
+      return last.numpyDims && g.dim < a->nd &&
+             a->dimensions[g.dim] == last.dims[0];
+    case SHAPE:
+      return last.numpyDims && size_t(a->nd) == last.dims.size() &&
+             std::equal(last.dims.begin(), last.dims.end(), a->dimensions);
+    case DEVICE:
+      return reinterpret_cast<PyObject *>(Py_TYPE(arg)) == last.obj;
+    default:
+      break;
+    }
+  }
+  if (last.numpyDims || !last.obj ||
+      (g.kind == DEVICE && Py_TYPE(arg) != last.type))
+    return false;
+  PyObject *now = readValue(arg, g);
+  if (!now)
+    return false;
+  bool same = now == last.obj;
+  if (!same && g.kind != DTYPE) { // dtypes: identity only (file comment)
+    int eq = PyObject_RichCompareBool(now, last.obj, Py_EQ);
+    if (eq < 0)
+      PyErr_Clear();
+    same = eq == 1;
+  }
+  Py_DECREF(now);
+  return same;
 }
 
 struct JitDispatch {
@@ -102,8 +167,8 @@ struct JitDispatch {
   std::vector<Guard> guards[2];  // [0]: every argument, [1]: without outputs
   Py_ssize_t arity[2] = {-1, -1};
   int lastSlot = -1;
-  std::vector<PyObject *> lastValues; // owned
-  PyObject *lastKernel = nullptr;     // owned
+  std::vector<Seen> last;
+  PyObject *lastKernel = nullptr; // owned
 
   JitDispatch(nb::object fb,
               std::vector<std::tuple<Py_ssize_t, int, Py_ssize_t>> full,
@@ -112,7 +177,7 @@ struct JitDispatch {
       : fallback(std::move(fb)) {
     for (int s = 0; s < 2; ++s)
       for (auto &[pos, kind, dim] : s == 0 ? full : inputs) {
-        if (kind < DTYPE || kind > DEVICE || pos < 0 ||
+        if (kind < DTYPE || kind > DEVICE || pos < 0 || dim < 0 ||
             pos >= (s == 0 ? nFull : nIn))
           throw nb::value_error("JitDispatch: bad guard");
         guards[s].push_back({pos, kind, dim});
@@ -123,32 +188,31 @@ struct JitDispatch {
   ~JitDispatch() { disarm(); }
 
   void disarm() {
-    for (PyObject *v : lastValues)
-      Py_XDECREF(v);
-    lastValues.clear();
+    for (Seen &s : last)
+      Py_XDECREF(s.obj);
+    last.clear();
     Py_CLEAR(lastKernel);
     lastSlot = -1;
   }
 
   // After the Python dispatch launched `kernel` for `args`: the next call
-  // whose guards read the same values goes straight to it.
+  // whose guards see the same goes straight to it.
   void arm(nb::tuple args, nb::handle kernel) {
     disarm();
     Py_ssize_t n = Py_ssize_t(args.size());
     int slot = n == arity[0] ? 0 : n == arity[1] ? 1 : -1;
     if (slot < 0)
       return;
-    std::vector<PyObject *> values;
-    for (const Guard &g : guards[slot]) {
-      PyObject *v = readValue(args[size_t(g.pos)].ptr(), g);
-      if (!v) { // not guardable: stay disarmed
-        for (PyObject *w : values)
-          Py_DECREF(w);
+    std::vector<Seen> seen(guards[slot].size());
+    for (size_t i = 0; i < seen.size(); ++i) {
+      const Guard &g = guards[slot][i];
+      if (!see(args[size_t(g.pos)].ptr(), g, seen[i])) {
+        for (Seen &s : seen) // not guardable: stay disarmed
+          Py_XDECREF(s.obj);
         return;
       }
-      values.push_back(v);
     }
-    lastValues = std::move(values);
+    last = std::move(seen);
     lastKernel = kernel.inc_ref().ptr();
     lastSlot = slot;
   }
@@ -157,15 +221,9 @@ struct JitDispatch {
     if (!lastKernel || PyTuple_GET_SIZE(args) != arity[lastSlot])
       return false;
     const std::vector<Guard> &gs = guards[lastSlot];
-    for (size_t i = 0; i < gs.size(); ++i) {
-      PyObject *v = readValue(PyTuple_GET_ITEM(args, gs[i].pos), gs[i]);
-      if (!v)
+    for (size_t i = 0; i < gs.size(); ++i)
+      if (!sameAs(PyTuple_GET_ITEM(args, gs[i].pos), gs[i], last[i]))
         return false;
-      bool same = sameValue(v, lastValues[i], gs[i].kind);
-      Py_DECREF(v);
-      if (!same)
-        return false;
-    }
     return true;
   }
 };

@@ -414,3 +414,55 @@ def test_guard_follows_specialization(tile, fresh_cache):
     copy(w, out)
     np.testing.assert_array_equal(out, x)
     assert not copy._armed
+
+
+def test_cached_winner_without_kernel_retunes(tile, fresh_cache, tmp_path,
+                                              monkeypatch, no_tilec, tunes):
+    """The results file names a winner whose kernel is gone (no tilec, its
+    bundle not imported): tune again among the kernels there are."""
+    x = np.arange(1500, dtype=np.float32)
+    make_scale(tile, CONFIGS).export_bundles(tmp_path / "all", x, 2.0,
+                                            target="cpu")
+    no_tilec()
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "B"))
+    tile.clear_cache(disk=False)
+    tile.import_bundles(tmp_path / "all")
+    first = make_scale(tile, CONFIGS)
+    first(x, 2.0)
+    winner = list(first.results.values())[0].config
+    assert tunes == [3]
+    # another host: the results file copied, every bundle but the winner's
+    index = json.loads((tmp_path / "all" / "index.json").read_text())
+    index["entries"] = {k: e for k, e in index["entries"].items()
+                        if e["config"] != winner}
+    (tmp_path / "all" / "index.json").write_text(json.dumps(index))
+    (tmp_path / "C" / "autotune").mkdir(parents=True)
+    for f in (tmp_path / "B" / "autotune").glob("*.json"):
+        (tmp_path / "C" / "autotune" / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "C"))
+    tile.clear_cache(disk=False)
+    assert tile.import_bundles(tmp_path / "all") == 2
+    again = make_scale(tile, CONFIGS)
+    np.testing.assert_array_equal(again(x, 2.0), x * 2)
+    res = list(again.results.values())[0]
+    assert tunes == [3, 2] and not res.cached and res.config != winner
+    assert res.results[CONFIGS.index(winner)]["status"] == "compile_error"
+
+
+def test_guard_general_path_and_autotune_guard(tile, fresh_cache, tunes):
+    """Types other than numpy.ndarray (here a subclass) are guarded through
+    their .dtype / .shape / .device attributes."""
+    class Sub(np.ndarray):
+        pass
+    scale = make_scale(tile, CONFIGS)
+    x = np.arange(400, dtype=np.float32).view(Sub)
+    for _ in range(2):
+        np.testing.assert_array_equal(scale(x, 2.0), np.asarray(x) * 2)
+    assert scale._armed and tunes == [3]
+    y = np.arange(401, dtype=np.float32).view(Sub)     # SHAPE guard
+    np.testing.assert_array_equal(scale(y, 2.0), np.asarray(y) * 2)
+    h = np.arange(400).astype(np.float16).view(Sub)    # DTYPE guard
+    np.testing.assert_array_equal(scale(h, 2.0), np.asarray(h) * 2)
+    assert tunes == [3, 3, 3]
+    np.testing.assert_array_equal(scale(np.asarray(x), 2.0), np.asarray(x) * 2)
+    assert tunes == [3, 3, 3]                          # numpy: same problem
