@@ -466,3 +466,27 @@ def test_guard_general_path_and_autotune_guard(tile, fresh_cache, tunes):
     assert tunes == [3, 3, 3]
     np.testing.assert_array_equal(scale(np.asarray(x), 2.0), np.asarray(x) * 2)
     assert tunes == [3, 3, 3]                          # numpy: same problem
+
+
+def test_config_tilec_rejects_is_skipped(tile, fresh_cache):
+    """A config that traces but that tilec rejects (the dialect's verifier:
+    no int16 gemm) is a compile_error with tilec's message."""
+    @tile.autotune(configs=[{"extra": "int16"}, {"extra": None}], warmup=1,
+                   rep=2, progress=False)
+    @tile.jit(out_idx=-1, target="cpu")
+    def copy(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
+             extra=None):
+        with T.Kernel(T.ceildiv(N, 16), threads=32) as bx:
+            if extra is not None:
+                s = T.alloc_shared((16, 16), extra)
+                c = T.alloc_fragment((16, 16), extra)
+                T.gemm(s, s, c)
+            a = T.alloc_fragment((16,), "float32")
+            T.copy(A[bx * 16], a)
+            T.copy(a, B[bx * 16])
+    x = np.arange(100, dtype=np.float32)
+    np.testing.assert_array_equal(copy(x), x)
+    res = list(copy.results.values())[0]
+    assert res.config == {"extra": None}
+    assert res.results[0]["status"] == "compile_error"
+    assert "tilec failed" in res.results[0]["error"]
