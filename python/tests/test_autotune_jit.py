@@ -335,6 +335,10 @@ def test_autotune_on_fake_devices(tile, fresh_cache):
         tile.autotune(lambda c: "", [1], target="cpu", devices=[])
     with pytest.raises(ValueError, match="repeat a device"):
         tile.autotune(lambda c: "", [1], target="cpu", devices=[0, 0])
+    from tile.autotuner import _devices
+    with pytest.raises(ValueError, match="cuda devices are ordinals"):
+        _devices("cuda", ["cuda:1"])
+    assert _devices("cuda", [1, 0]) == [1, 0]
 
 
 def test_progress_bar_covers_both_phases(tile, fresh_cache, capsys, monkeypatch):

@@ -72,6 +72,10 @@ def _devices(kind, devices=None):
             raise ValueError("autotune: devices is empty")
         if len(set(map(repr, devices))) != len(devices):
             raise ValueError(f"autotune: devices {devices!r} repeat a device")
+        if kind in ("cuda", "hip") and not all(
+                type(d) is int and d >= 0 for d in devices):
+            raise ValueError(f"autotune: devices {devices!r}: {kind} devices "
+                             "are ordinals (0, 1, ...)")
         return devices
     if kind in ("cuda", "hip"):
         n = _frameworks.cuda_device_count()
@@ -223,8 +227,9 @@ def autotune(builder=None, configs=None, reference=None, inputs=None,
       decorator form, tile.autotune_decorator): tunes on the first call per
       problem.
 
-    devices: the workers of the timing phase (default: every visible GPU,
-    one thread each, sharing the configs through a queue; or the host).
+    devices: the workers of the timing phase: GPU ordinals (default: every
+    visible GPU), one thread each, sharing the configs through a queue; on
+    the CPU any distinct labels (workers sharing the host).
     The result is cached in memory and on disk (autotune/<key>.json), keyed
     by the builder's code (`fingerprint` overrides), the config space, the
     generated kernels (or the bundles), target, chip and the devices' names,
