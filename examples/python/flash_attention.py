@@ -1,11 +1,6 @@
 """FlashAttention forward: O = softmax(Q K^T / sqrt(D)) V per (batch, head),
-optionally causal, any sequence length S.
-
-Layout: [S, B, H, D] tensors (sequence-major, Megatron's "sbhd") viewed as 2-D
-(S, B*H*D) matrices: head h of batch b is the column block (b*H + h) * D, so
-every tile is a rank-2 slice and every copy a plain 2-D tile copy (tails
-masked by the copy). TileLang's example uses [B, S, H, D] with rank-reducing
-copies (Q[b, s0:s1, h, :]), which tile.copy does not have yet (issue 14).
+optionally causal, any sequence length S. TileLang's [B, S, H, D] layout:
+each tile is read and written with a rank-reducing copy (Q[b, s0:s1, h, :]).
 
     python examples/python/flash_attention.py [S B H D]
 """
@@ -16,29 +11,30 @@ import numpy as np
 import tile
 import tile.language as T
 
-S, HD = T.symbolic("S, HD")
+B, S, H = T.symbolic("B, S, H")
+D = T.const("D")
 
 
 @tile.jit(out_idx=-1)
-def flash_attention(Q: T.Tensor((S, HD)), K: T.Tensor((S, HD)), V: T.Tensor((S, HD)),
-                    O: T.Tensor((S, HD)), dim=64, is_causal=False, block_M=64,
-                    block_N=64, num_stages=1, threads=128):
-    scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e)
+def flash_attention(Q: T.Tensor((B, S, H, D)), K: T.Tensor((B, S, H, D)), V: T.Tensor((B, S, H, D)),
+                    O: T.Tensor((B, S, H, D)), is_causal=False, block_M=64, block_N=64,
+                    num_stages=1, threads=128):
+    scale = (1.0 / D) ** 0.5 * 1.44269504  # log2(e)
     dtype, accum = Q.dtype, T.float32
-    with T.Kernel(T.ceildiv(S, block_M), HD // dim, threads=threads) as (bx, bh):
-        Q_shared = T.alloc_shared((block_M, dim), dtype)
-        K_shared = T.alloc_shared((block_N, dim), dtype)
-        V_shared = T.alloc_shared((block_N, dim), dtype)
+    with T.Kernel(T.ceildiv(S, block_M), H, B, threads=threads) as (bx, by, bz):
+        Q_shared = T.alloc_shared((block_M, D), dtype)
+        K_shared = T.alloc_shared((block_N, D), dtype)
+        V_shared = T.alloc_shared((block_N, D), dtype)
         acc_s = T.alloc_fragment((block_M, block_N), accum)
         acc_s_cast = T.alloc_fragment((block_M, block_N), dtype)
-        acc_o = T.alloc_fragment((block_M, dim), accum)
+        acc_o = T.alloc_fragment((block_M, D), accum)
         scores_max = T.alloc_fragment((block_M,), accum)
         scores_max_prev = T.alloc_fragment((block_M,), accum)
         scores_scale = T.alloc_fragment((block_M,), accum)
         scores_sum = T.alloc_fragment((block_M,), accum)
         logsum = T.alloc_fragment((block_M,), accum)
 
-        T.copy(Q[bx * block_M, bh * dim], Q_shared)
+        T.copy(Q[bz, bx * block_M:(bx + 1) * block_M, by, :], Q_shared)
         T.fill(acc_o, 0)
         T.fill(logsum, 0)
         T.fill(scores_max, -T.infinity(accum))
@@ -47,7 +43,7 @@ def flash_attention(Q: T.Tensor((S, HD)), K: T.Tensor((S, HD)), V: T.Tensor((S, 
             loop_range = T.min(loop_range, T.ceildiv((bx + 1) * block_M, block_N))
 
         for k in T.Pipelined(loop_range, num_stages=num_stages):
-            T.copy(K[k * block_N, bh * dim], K_shared)
+            T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], K_shared)
             for i, j in T.Parallel(block_M, block_N):
                 visible = k * block_N + j < S and (not is_causal or k * block_N + j <= bx * block_M + i)
                 acc_s[i, j] = T.if_then_else(visible, 0, -T.infinity(accum))
@@ -63,40 +59,33 @@ def flash_attention(Q: T.Tensor((S, HD)), K: T.Tensor((S, HD)), V: T.Tensor((S, 
             for i in T.Parallel(block_M):
                 logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
             T.copy(acc_s, acc_s_cast)
-            for i, j in T.Parallel(block_M, dim):
+            for i, j in T.Parallel(block_M, D):
                 acc_o[i, j] *= scores_scale[i]
 
-            T.copy(V[k * block_N, bh * dim], V_shared)
+            T.copy(V[bz, k * block_N:(k + 1) * block_N, by, :], V_shared)
             T.gemm(acc_s_cast, V_shared, acc_o)
 
-        for i, j in T.Parallel(block_M, dim):
+        for i, j in T.Parallel(block_M, D):
             acc_o[i, j] /= logsum[i]
-        T.copy(acc_o, O[bx * block_M, bh * dim])
+        T.copy(acc_o, O[bz, bx * block_M:(bx + 1) * block_M, by, :])
 
 
 def reference(q, k, v, is_causal=False):
-    """q, k, v: [S, B, H, D] arrays; float64 attention."""
-    s_len, d = q.shape[0], q.shape[-1]
-    scores = np.einsum("ibhd,jbhd->bhij", q.astype(np.float64), k.astype(np.float64)) / np.sqrt(d)
+    """q, k, v: [B, S, H, D] arrays; float64 attention."""
+    s_len, d = q.shape[1], q.shape[-1]
+    scores = np.einsum("bihd,bjhd->bhij", q.astype(np.float64), k.astype(np.float64)) / np.sqrt(d)
     if is_causal:
         scores = np.where(np.tril(np.ones((s_len, s_len), bool)), scores, -np.inf)
     p = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return np.einsum("bhij,jbhd->ibhd", p / p.sum(axis=-1, keepdims=True), v.astype(np.float64))
-
-
-def attention(q, k, v, is_causal=False):
-    """[S, B, H, D] in and out, through the 2-D (S, B*H*D) view."""
-    s_len, b, h, d = q.shape
-    o = flash_attention(*(x.reshape(s_len, b * h * d) for x in (q, k, v)), dim=d, is_causal=is_causal)
-    return o.reshape(s_len, b, h, d)
+    return np.einsum("bhij,bjhd->bihd", p / p.sum(axis=-1, keepdims=True), v.astype(np.float64))
 
 
 def main(s_len=1000, b=2, h=4, d=64):
-    q, k, v = (np.random.uniform(-1, 1, (s_len, b, h, d)).astype(np.float16) for _ in range(3))
+    q, k, v = (np.random.uniform(-1, 1, (b, s_len, h, d)).astype(np.float16) for _ in range(3))
     for causal in (False, True):
-        o = attention(q, k, v, causal)
+        o = flash_attention(q, k, v, is_causal=causal)
         np.testing.assert_allclose(o.astype(np.float32), reference(q, k, v, causal), rtol=2e-2, atol=2e-2)
-    print(f"flash attention S={s_len} B={b} H={h} D={d}: ok (causal and not)")
+    print(f"flash attention B={b} S={s_len} H={h} D={d}: ok (causal and not)")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "foreign_abi.h"
+#include "jit_dispatch.h"
 #include "kernel_info.h"
 #include "tile/Runtime/tile_runtime.h"
 
@@ -966,6 +967,8 @@ NB_MODULE(_runtime, m) {
     }
     return "?";
   });
+
+  registerJitDispatch(m); // @tile.jit's last-call guard (jit_dispatch.cpp)
 
   nb::class_<KernelHandle>(m, "KernelHandle", nb::type_slots(kernelSlots))
       .def(nb::init<nb::bytes, const std::string &, bool>(),

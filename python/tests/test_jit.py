@@ -183,13 +183,14 @@ def _example_irs():
     h, f = np.zeros((4, 4), np.float16), np.zeros((4, 4), np.float32)
     g, e = _example("gemm"), _example("gemm_epilogue")
     fa = _example("flash_attention")
+    q = np.zeros((1, 4, 2, 64), np.float16)  # [B, S, H, D]
     return {
         "gemm": g.matmul.get_ir(h, h),
         "gemm_epilogue": e.matmul_bias_relu.get_ir(h, h, np.zeros(4, np.float16)),
         "softmax": _example("softmax").softmax.get_ir(f),
         "rms_norm": _example("rms_norm").rms_norm.get_ir(f),
-        "flash_attention": fa.flash_attention.get_ir(h, h, h),
-        "flash_attention_causal": fa.flash_attention.get_ir(h, h, h, is_causal=True),
+        "flash_attention": fa.flash_attention.get_ir(q, q, q),
+        "flash_attention_causal": fa.flash_attention.get_ir(q, q, q, is_causal=True),
     }
 
 

@@ -308,14 +308,36 @@ def test_error_gemm_shapes():
     _raises(f, "# mark", r"K of A \(32\) and of B \(64\) differ")
 
 
+def test_rank_reducing_copy():
+    @T.prim_func
+    def k(A: T.Tensor((N, 64, N, 32), "float16")):
+        with T.Kernel(4) as bx:
+            a = T.alloc_shared((64, 32), "float16")
+            T.copy(A[bx, :, 2, 0:32], a)
+            T.copy(a, A[1, 0:64, bx, :])
+    text = k.script()
+    assert "drop_dims [0, 2]" in text
+    assert text.count("drop_dims") == 2
+
+
 def test_error_rank_reducing_copy():
     def f():
         @T.prim_func
         def k(A: T.Tensor((N, 4, N), "float16")):
             with T.Kernel(4) as bx:
                 a = T.alloc_shared((64, 32), "float16")
-                T.copy(A[bx, 0:64, 0:32], a)  # mark
-    _raises(f, "# mark", "rank-reducing copies")
+                T.copy(A[bx, 0:64, 0], a)  # mark
+    _raises(f, "# mark", r"the region keeps 1 of the global tensor's 3 dims "
+            r"\(dims \[0, 2\] are indexed by a scalar and dropped\)")
+
+    def g():
+        @T.prim_func
+        def k(A: T.Tensor((N, 4, N), "float16")):
+            with T.Kernel(4) as bx:
+                a = T.alloc_shared((64, 32), "float16")
+                T.copy(A[bx, 0:64, 0:16], a)  # mark
+    _raises(g, "# mark", r"extent 16 in dim 2 differs from the on-chip "
+            r"buffer's 32 in dim 1")
 
 
 def test_error_break_out_of_parallel():

@@ -80,10 +80,10 @@ def test_example_flash_attention(tile, s, b, h):
 
 def test_example_flash_attention_dim32_f32(tile):
     ex = example("flash_attention")
-    q, k, v = (np.random.uniform(-1, 1, (70, 1, 2, 32)).astype(np.float32)
+    q, k, v = (np.random.uniform(-1, 1, (1, 70, 2, 32)).astype(np.float32)
                for _ in range(3))
     for causal in (False, True):
-        np.testing.assert_allclose(ex.attention(q, k, v, causal),
+        np.testing.assert_allclose(ex.flash_attention(q, k, v, is_causal=causal),
                                    ex.reference(q, k, v, causal), rtol=1e-4, atol=1e-4)
 
 

@@ -234,6 +234,7 @@ def test_autotune_bad_results_file_retunes(tile, fresh_cache):
     (doc,) = (fresh_cache / "autotune").glob("*.json")
     for bad in ('{"best": 0}', '[1]', NESTED, '{"best": 7, "results": []}'):
         doc.write_text(bad)
+        tile.clear_cache(disk=False)  # the results are also kept in memory
         res = _tune(tile, configs, [a, a])
         assert not res.cached and res.config in configs
 

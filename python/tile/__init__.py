@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 from . import _runtime  # noqa: E402  (C++ extension: the call path)
 from ._runtime import ArgumentError, TileError  # noqa: E402
 from .autotuner import AutotuneResult, autotune  # noqa: E402
+from .bundles import BundleError, export_bundles, import_bundles  # noqa: E402
 from .cache import cache_dir, clear_cache  # noqa: E402
 from .compiler import (BackendNotImplementedError, CompileError,  # noqa: E402
                        compile, detect_target, find_tilec, load)
@@ -24,7 +25,7 @@ from .jit_decorator import jit  # noqa: E402
 
 __all__ = [
     "ArgumentError", "AutotuneResult", "BackendNotImplementedError",
-    "CompileError", "Kernel", "Profiler", "TileError", "autotune", "cache_dir",
+    "BundleError", "CompileError", "export_bundles", "import_bundles", "Kernel", "Profiler", "TileError", "autotune", "cache_dir",
     "clear_cache", "compile", "detect_target", "find_tilec", "load",
     "jit", "language", "par_compile",
 ]

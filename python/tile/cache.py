@@ -296,7 +296,11 @@ memory_cache = MemoryCache()
 
 
 def clear_cache(disk=True):
-    """Empties the in-memory cache and (disk=True) the disk cache."""
+    """Empties the in-memory cache (with the autotune results and the
+    memory-only bundle imports) and (disk=True) the disk cache."""
+    from . import autotuner, bundles
     memory_cache.clear()
+    bundles.clear_imported()
+    autotuner.clear_memory()
     if disk:
         DiskCache().clear()

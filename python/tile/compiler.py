@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 
-from . import _frameworks, toolchain
+from . import _frameworks, bundles, toolchain
 from ._runtime import BACKENDS, TARGETS
 from .cache import BUNDLE, DiskCache, cache_disabled, memory_cache
 
@@ -306,7 +306,7 @@ def _kernel_name(source):
 
 def compile(source_or_path, out_idx=None, target="auto",
             execution_backend="auto", pass_options=None, compile_flags=None,
-            verbose=False):
+            verbose=False, inspect_only=False):
     """Compiles a tile kernel (MLIR text or a .mlir path) with tilec and
     loads it. Results are cached in memory and on disk (see tile.cache).
 
@@ -320,13 +320,15 @@ def compile(source_or_path, out_idx=None, target="auto",
     pass_options: dict of tilec options, {'O': 2} -> --O=2 (True -> a bare
       flag, list -> comma separated).
     compile_flags: extra tilec arguments (list or a string).
+    inspect_only: compile (and cache) without loading device code, for a
+      device this host does not have (the Kernel can export its bundle and
+      be inspected, not called: tile.load(path, device=None)).
     """
     from .kernel import Kernel
 
     source, path = read_source(source_or_path)
     kind, chip = resolve_target(target)
     backend = check_backend(kind, execution_backend)
-    tilec = find_tilec()
     target_args = [f"--target={kind}"] + ([f"--chip={chip}"] if chip else [])
     # Negative indices count from the end: tilec resolves them (it knows the
     # parameter count), so there is no second compiler run for them.
@@ -337,6 +339,35 @@ def compile(source_or_path, out_idx=None, target="auto",
     if BACKENDS[backend]["compiled"]:
         args.append(f"--backend={backend}")
     args += _flag_list(pass_options, compile_flags)
+
+    # Bundles compiled elsewhere (tile.import_bundles) are keyed without the
+    # compiler, so they are found on hosts without tilec; they win.
+    skey = bundles.source_key(source, kind, chip, backend, args)
+    use_cache = not cache_disabled()
+    memory = use_cache and not inspect_only  # loaded kernels only
+    if memory:
+        k = memory_cache.get(skey)
+        if k is not None:
+            return k
+    imported = bundles.lookup(skey)
+    if imported is not None:
+        kernel = Kernel(imported, backend, cache_key=skey, source_path=path,
+                        compile_args=args, inspect=inspect_only)
+        kernel.source_key = skey
+        if verbose:
+            print(f"[tile] {_kernel_name(source)}: imported bundle "
+                  f"{skey[:16]}", file=sys.stderr)
+        if memory:
+            memory_cache.put(skey, kernel)
+        return kernel
+    try:
+        tilec = find_tilec()
+    except RuntimeError as e:
+        raise CompileError(f"{e}; and no imported bundle matches kernel "
+                           f"'{_kernel_name(source)}' for {kind}"
+                           f"{':' + chip if chip else ''} (compile it where "
+                           "tilec is, tile.export_bundles(kernels, dir), and "
+                           "tile.import_bundles(dir) here)") from None
 
     from . import __version__, _runtime
     key_doc = {
@@ -350,8 +381,7 @@ def compile(source_or_path, out_idx=None, target="auto",
     name = _kernel_name(source)
     _dump_ir(tilec, source, args, key, name)
 
-    use_cache = not cache_disabled()
-    if use_cache:
+    if memory:
         k = memory_cache.get(key)
         if k is not None:
             if verbose:
@@ -366,11 +396,13 @@ def compile(source_or_path, out_idx=None, target="auto",
 
     if not use_cache:
         bundle = build()
-        return Kernel(bundle, backend, cache_key=key, source_path=path,
-                      compile_args=args)
+        kernel = Kernel(bundle, backend, cache_key=key, source_path=path,
+                        compile_args=args, inspect=inspect_only)
+        kernel.source_key = skey
+        return kernel
 
     with memory_cache.key_lock(key):
-        k = memory_cache.get(key)
+        k = memory_cache.get(key) if memory else None
         if k is not None:
             return k
         with disk.lock(key):
@@ -380,7 +412,8 @@ def compile(source_or_path, out_idx=None, target="auto",
             if hit:
                 try:
                     kernel = Kernel(files[BUNDLE], backend, cache_key=key,
-                                    source_path=path, compile_args=args)
+                                    source_path=path, compile_args=args,
+                                    inspect=inspect_only)
                 except _runtime.TileError as e:
                     # Verified bytes the runtime still refuses (e.g. from a
                     # runtime that checked less): a bad entry, recompile.
@@ -390,11 +423,14 @@ def compile(source_or_path, out_idx=None, target="auto",
                 bundle = build()
                 disk.store(key, {BUNDLE: bundle}, info)
                 kernel = Kernel(bundle, backend, cache_key=key,
-                                source_path=path, compile_args=args)
+                                source_path=path, compile_args=args,
+                                inspect=inspect_only)
+        kernel.source_key = skey
         if verbose:
             print(f"[tile] {name}: disk cache {'hit' if hit else 'miss'} "
                   f"{key[:16]} ({disk.entry(key)})", file=sys.stderr)
-        memory_cache.put(key, kernel)
+        if memory:
+            memory_cache.put(key, kernel)
         return kernel
 
 

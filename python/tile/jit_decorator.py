@@ -44,7 +44,7 @@ the disk cache.
 import functools
 import threading
 
-from . import compiler
+from . import _runtime, compiler
 from .language import dtypes as _dt
 from .language.ast_rewrite import rewrite
 from .language.buffer import ConstDim
@@ -215,11 +215,20 @@ class FactoryJIT(_JITBase):
         return self(*args, **kwargs).get_source(kind)
 
 
-class KernelJIT(_JITBase):
-    """@tile.jit on a kernel function: call with tensors -> launch."""
+# Guard kinds of _runtime.JitDispatch (python/src/jit_dispatch.cpp).
+G_DTYPE, G_DIM, G_SHAPE, G_VALUE, G_DEVICE = range(5)
+
+
+class KernelJIT(_JITBase, _runtime.JitDispatch):
+    """@tile.jit on a kernel function: call with tensors -> launch.
+
+    Calls go through _runtime.JitDispatch's tp_call: when the arguments
+    specialize like the last call's (checked in C++: the same dtype objects,
+    T.const extents, device) the last kernel is called directly; otherwise
+    _dispatch (Python) finds or compiles the kernel and re-arms the guard."""
 
     def __init__(self, fn, out_idx, opts, locations, prim=None):
-        super().__init__(fn, out_idx, opts, locations)
+        _JITBase.__init__(self, fn, out_idx, opts, locations)
         if prim is not None:
             self.params, self.body, self.name = prim.params, prim.body, prim.name
         else:
@@ -277,6 +286,21 @@ class KernelJIT(_JITBase):
         self._auto_target = opts.get("target") in (None, "auto")
         self._key_full = self._make_keyfn(self._pos_full)
         self._key_in = self._make_keyfn(self._pos_in)
+        _runtime.JitDispatch.__init__(
+            self, type(self)._dispatch, self._guards(self._pos_full),
+            self._guards(self._pos_in), self.n, self.n_in)
+
+    def _guards(self, pos):
+        """What the C++ guard compares with the last call: the parts of the
+        specialization key (see _make_keyfn)."""
+        out = []
+        for i, dt_name, dims in self._spec:
+            if dt_name is not None:
+                out.append((pos[i], G_DTYPE, 0))
+            out += [(pos[i], G_DIM, d) for d, _ in dims]
+        if self._auto_target:
+            out.append((0, G_DEVICE, 0))
+        return out
 
     # ---- specialization ---------------------------------------------------
     def _signature(self, args):
@@ -341,22 +365,26 @@ class KernelJIT(_JITBase):
             key += (_device_kind(args[0]),)
         return key
 
-    def __call__(self, *args, **kw):
+    def _dispatch(self, *args, **kw):
+        """The call when the C++ guard did not match the last call's."""
         if kw:
             return self._call_kw(args, kw)
         keyfn = self._key_full if len(args) == self.n else self._key_in
-        if keyfn is None:  # nothing specializes: one kernel
-            kernel = self._last_kernel
+        if keyfn is None:  # nothing specializes: one kernel (without config)
+            kernel = self._kernels.get(())
             if kernel is None:
                 kernel = self._get((), args, {})
-            return kernel(*args)
-        try:
-            key = keyfn(args)
-        except (KeyError, AttributeError, IndexError, TypeError):
-            key = self._slow_key(args)
-        if key == self._last_key:
-            return self._last_kernel(*args)
-        return self._get(key, args, {})(*args)
+        else:
+            try:
+                key = keyfn(args)
+            except (KeyError, AttributeError, IndexError, TypeError):
+                key = self._slow_key(args)
+            if key == self._last_key:
+                kernel = self._last_kernel
+            else:
+                kernel = self._get(key, args, {})
+        self._arm(args, kernel)
+        return kernel(*args)
 
     def _call_kw(self, args, kw):
         stream = kw.pop("stream", None)
@@ -371,6 +399,8 @@ class KernelJIT(_JITBase):
             kernel = self._last_kernel
         else:
             kernel = self._get(key, args, kw)
+        if not kw:  # stream= only: the guard can take the next one
+            self._arm(args, kernel)
         if stream is None:
             return kernel(*args)
         return kernel(*args, stream=stream)

@@ -32,6 +32,16 @@ class _Bar:
                          f"{time.perf_counter() - self._t0:5.1f}s")
         sys.stderr.flush()
 
+    def set_description(self, desc):
+        if not self.enabled:
+            return
+        with self._lock:
+            self.desc = desc
+            if self._tqdm is not None:
+                self._tqdm.set_description(desc)
+            else:
+                self._draw()
+
     def update(self):
         if not self.enabled:
             return
@@ -54,7 +64,8 @@ class _Bar:
 
 def par_compile(sources, out_idx=None, target="auto", execution_backend="auto",
                 pass_options=None, compile_flags=None, num_workers=None,
-                ignore_error=False, progress=None, verbose=False):
+                ignore_error=False, progress=None, verbose=False, errors=None,
+                bar=None, inspect_only=False):
     """Compiles every source (MLIR text or path) like tile.compile, with
     num_workers threads each running tilec (default: the CPU count).
 
@@ -62,7 +73,10 @@ def par_compile(sources, out_idx=None, target="auto", execution_backend="auto",
     source's error, after all finished) unless ignore_error, which puts None
     in its place. progress: show a bar (default: when stderr is a terminal).
     out_idx / pass_options / compile_flags apply to every source, or pass a
-    list with one entry per source.
+    list with one entry per source. errors: a list that receives, per
+    source, its exception or None. bar: a progress bar to advance instead
+    of a new one (autotune's, over compiling and timing). inspect_only:
+    as for tile.compile (bundles for a device this host does not have).
     """
     from .compiler import compile as compile_one
 
@@ -80,9 +94,13 @@ def par_compile(sources, out_idx=None, target="auto", execution_backend="auto",
     num_workers = max(1, min(int(num_workers), n or 1))
     if progress is None:
         progress = sys.stderr.isatty()
-    bar = _Bar(n, "tile: compiling", progress)
+    own_bar = bar is None
+    if own_bar:
+        bar = _Bar(n, "tile: compiling", progress)
     results = [None] * n
-    errors = [None] * n
+    if errors is None:
+        errors = []
+    errors[:] = [None] * n
 
     def work(i):
         try:
@@ -90,7 +108,8 @@ def par_compile(sources, out_idx=None, target="auto", execution_backend="auto",
                 sources[i], out_idx=per(out_idx, i), target=target,
                 execution_backend=execution_backend,
                 pass_options=per(pass_options, i),
-                compile_flags=per(compile_flags, i), verbose=verbose)
+                compile_flags=per(compile_flags, i), verbose=verbose,
+                inspect_only=inspect_only)
         except Exception as e:  # noqa: BLE001 - reported below
             errors[i] = e
         finally:
@@ -104,7 +123,8 @@ def par_compile(sources, out_idx=None, target="auto", execution_backend="auto",
             with concurrent.futures.ThreadPoolExecutor(num_workers) as pool:
                 list(pool.map(work, range(n)))
     finally:
-        bar.close()
+        if own_bar:
+            bar.close()
     if not ignore_error:
         for i, e in enumerate(errors):
             if e is not None:

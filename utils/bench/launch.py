@@ -11,7 +11,15 @@ launches (GPU: enqueue rate, one synchronize at the end):
   * our kernel from C++ through the runtime's C API (tile-bench-launch, which
     on a CUDA bundle also times raw cuLaunchKernel of a PTX no-op);
   * GPU only, where installed: cupy RawKernel, a Triton no-op, a torch op;
-  * CPU: numpy's np.add(out=) on 16 elements and a torch CPU op, for scale.
+  * CPU: numpy's np.add(out=) on 16 elements and a torch CPU op, for scale;
+  * the same no-op written in tile.language through @tile.jit (dtypes and
+    target fixed: nothing to specialize; dtype-less tensors with
+    target="auto": the generated key) and @tile.autotune (one config), each
+    next to the plain Kernel call on the same arguments.
+
+Without tilec (a GPU host that only has bundles), `--jit-bundles DIR`
+imports the jit kernels' bundles written on the build host by
+`launch.py --export-jit DIR --target cuda:sm_90a`.
 """
 
 import argparse
@@ -57,6 +65,65 @@ class DLPackOnly:
         return self.a.__dlpack_device__()
 
 
+def jit_kernels(target):
+    """The no-op as @tile.jit / @tile.autotune functions: (label, fn)."""
+    import tile
+    import tile.language as T
+    N = T.symbolic("N")
+
+    def body(A, B, C, D):
+        with T.Kernel(1, threads=128):
+            pass
+
+    @tile.jit(target=target, locations=False)
+    def noop_fixed(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
+                   C: T.Tensor((N,), "float32"), D: T.Tensor((N,), "float32")):
+        body(A, B, C, D)
+
+    @tile.jit(locations=False)
+    def noop_auto(A: T.Tensor((N,)), B: T.Tensor((N,)), C: T.Tensor((N,)),
+                  D: T.Tensor((N,))):
+        body(A, B, C, D)
+
+    @tile.autotune(configs=[{"threads": 128}], warmup=1, rep=1,
+                   progress=False)
+    @tile.jit(locations=False)
+    def noop_tuned(A: T.Tensor((N,)), B: T.Tensor((N,)), C: T.Tensor((N,)),
+                   D: T.Tensor((N,)), threads=64):
+        with T.Kernel(1, threads=threads):
+            pass
+    return [("@tile.jit, nothing to specialize", noop_fixed),
+            ("@tile.jit, dtype-less tensors, target=auto", noop_auto),
+            ("@tile.autotune over @tile.jit", noop_tuned)]
+
+
+def export_jit(directory, target, np):
+    import tile
+    xs = [np.zeros(16, np.float32) for _ in range(4)]
+    for label, fn in jit_kernels(target):
+        if hasattr(fn, "export_bundles"):
+            fn.export_bundles(directory, *xs, target=target)
+        else:
+            tile.export_bundles([tile.compile(fn.get_ir(*xs), target=target,
+                                              inspect_only=True)], directory)
+    print(f"jit no-op bundles for {target} in {directory}")
+
+
+def bench_jit(add, target, args_, n, sync, plain):
+    """The jit rows, each after the plain Kernel call on the same arguments
+    (the difference is the dispatch)."""
+    import tile
+    add("tile Kernel from Python (plain call, for the jit rows)",
+        per_launch(lambda: plain(*args_), n, sync))
+    for label, fn in jit_kernels(target):
+        try:
+            fn(*args_)
+        except (tile.CompileError, RuntimeError) as e:
+            print(f"# {label}: skipped ({str(e).splitlines()[0][:120]})")
+            continue
+        add(label, per_launch(lambda fn=fn: fn(*args_), n, sync))
+
+
 def find_bench_binary():
     env = os.environ.get("TILE_BENCH_LAUNCH")
     if env:
@@ -78,10 +145,21 @@ def main():
     ap.add_argument("--bundle", help="use this compiled noop bundle (e.g. "
                     "built elsewhere with tilec --target=cuda) instead of "
                     "compiling utils/bench/noop.mlir")
+    ap.add_argument("--export-jit", metavar="DIR",
+                    help="compile the @tile.jit no-ops for --target into a "
+                    "bundle directory and exit")
+    ap.add_argument("--jit-bundles", metavar="DIR",
+                    help="tile.import_bundles(DIR) first (no tilec needed "
+                    "for the jit rows)")
     args = ap.parse_args()
 
     import numpy as np
     import tile
+    if args.export_jit:
+        export_jit(args.export_jit, args.target, np)
+        return 0
+    if args.jit_bundles:
+        tile.import_bundles(args.jit_bundles)
 
     results = []
 
@@ -151,6 +229,7 @@ def main():
             a = ts[0]
             add("torch op (a.add_(1), 16 elements)",
                 per_launch(lambda: a.add_(1), args.n, sync))
+            bench_jit(add, "cuda", ts, args.n, sync, kernels["native"])
     else:
         xs = [np.zeros(16, np.float32) for _ in range(4)]
         ws = [DLPackOnly(x) for x in xs]
@@ -163,6 +242,7 @@ def main():
         a, b, c = xs[:3]
         add("numpy np.add(a, b, out=c), 16 elements",
             per_launch(lambda: np.add(a, b, out=c), args.n))
+        bench_jit(add, "cpu", xs, args.n, None, kernels["native"])
         if torch is not None:
             t = [torch.zeros(16) for _ in range(4)]
             add("tile Kernel from Python, native, torch CPU tensors",

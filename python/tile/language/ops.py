@@ -112,26 +112,32 @@ def copy(src, dst, **kw):
     if sdt.is_float != ddt.is_float:
         raise user_error(f"T.copy: cannot convert {sdt.name} to {ddt.name} "
                          "(float <-> integer copies are not supported)")
+    drop = []
     if sg or dg:
         g, o = (s, d) if sg else (d, s)
-        if not all(g.keep):
-            raise user_error(
-                "T.copy: rank-reducing copies (a scalar index on a global "
-                "dim, e.g. Q[b, s0:s1, h, :]) are not supported by tile.copy "
-                "yet (issue 14); use a layout where the tile is a slice of "
-                "equal rank, e.g. sequence-major [S, B, H, D] viewed as "
-                "(S, B*H*D) as in examples/python/flash_attention.py")
+        # Rank-reducing (Q[b, s0:s1, h, :]): the dims indexed by a scalar
+        # are dropped (tile.copy's drop_dims); the sliced ones map in order
+        # to the on-chip dims.
+        drop = [i for i, k in enumerate(g.keep) if not k]
+        kept = [i for i, k in enumerate(g.keep) if k]
         orank, grank = o.buffer.type.rank, g.buffer.type.rank
-        if orank != grank:
+        if len(kept) != orank:
+            if drop:
+                raise user_error(
+                    f"T.copy: the region keeps {len(kept)} of the global "
+                    f"tensor's {grank} dims (dims {drop} are indexed by a "
+                    f"scalar and dropped), the on-chip buffer "
+                    f"{o.buffer._desc()} has rank {orank}")
             raise user_error(f"T.copy: rank mismatch: the global side has rank "
                              f"{grank}, the on-chip buffer {o.buffer._desc()} "
                              f"rank {orank}")
-        for i, (e, n) in enumerate(zip(g.extents, o.buffer.type.shape)):
+        for j, i in enumerate(kept):
+            e, n = g.extents[i], o.buffer.type.shape[j]
             if e is not None and e != n:
                 raise user_error(
                     f"T.copy: the region's extent {e} in dim {i} differs from "
-                    f"the on-chip buffer's {n} ({o.buffer._desc()}); tile.copy "
-                    "copies the on-chip buffer's shape")
+                    f"the on-chip buffer's {n} in dim {j} ({o.buffer._desc()}); "
+                    "tile.copy copies the on-chip buffer's shape")
     else:
         if s.buffer.type.shape != d.buffer.type.shape:
             raise user_error(
@@ -139,8 +145,9 @@ def copy(src, dst, **kw):
                 f"{d.buffer.type.shape}")
     sb, sidx = _side(s, "T.copy source")
     db, didx = _side(d, "T.copy destination")
+    drop_attr = [f" drop_dims [{', '.join(map(str, drop))}]"] if drop else []
     fb.emit("tile.copy", ["tile.copy ", sb] + sidx + [" to ", db] + didx +
-            [f" : {sb.type} to {db.type}"])
+            drop_attr + [f" : {sb.type} to {db.type}"])
 
 
 def _whole(x, what):
