@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402  (the fake)
 
 import tile  # noqa: E402
+from tile._frameworks import numpy_dtype  # noqa: E402
 
 
 def _pairs(text):
@@ -64,7 +65,9 @@ def main():
             args.append(float(v) if p["dtype"].startswith(("float", "bfloat"))
                         else int(v))
         elif p["name"] in inputs:
-            arr = np.ascontiguousarray(inputs[p["name"]])
+            # As tile-run: the .npy converted to the parameter's dtype.
+            arr = np.ascontiguousarray(
+                inputs[p["name"]].astype(numpy_dtype(p["dtype"])))
             args.append(torch.Tensor(arr.copy(), "mps"))
         elif i in kernel.out_idx:
             args.append(None)
