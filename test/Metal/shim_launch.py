@@ -44,7 +44,9 @@ extern "C" void tile_shim_run(void **b, const unsigned *grid,
 
 
 def build(source, entry, nbuffers):
-    key = hashlib.sha256(f"{source}\0{entry}\0{nbuffers}".encode()).hexdigest()[:24]
+    shim = (SHIM / "metal_stdlib").read_text()
+    key = hashlib.sha256(f"{source}\0{entry}\0{nbuffers}\0{shim}\0{CXX}"
+                         .encode()).hexdigest()[:24]
     if key in _loaded:
         return _loaded[key]
     d = _cache_dir()
