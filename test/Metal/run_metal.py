@@ -85,7 +85,11 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     for p, t in zip(params, args):
         if p["kind"] == "tensor":
-            np.save(out / f"{p['name']}.npy", t.numpy())
+            a = t.numpy()
+            # As tile-run: types numpy cannot name (bfloat16) as float32.
+            if p["dtype"] in ("bfloat16",) or p["dtype"].startswith("float8"):
+                a = a.astype(np.float32)
+            np.save(out / f"{p['name']}.npy", a)
 
 
 if __name__ == "__main__":
