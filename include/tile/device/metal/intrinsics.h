@@ -178,26 +178,26 @@ template <typename T> TILE_DEVICE T shrsi(T a, T b) {
 }
 
 // math: metal::precise (full precision, whatever the fast-math setting of
-// the library's compile).
+// the library's compile) where MSL has both variants; the exact ones plain.
 TILE_DEVICE float exp(float x) { return precise::exp(x); }
 TILE_DEVICE float exp2(float x) { return precise::exp2(x); }
 TILE_DEVICE float log(float x) { return precise::log(x); }
 TILE_DEVICE float log2(float x) { return precise::log2(x); }
 TILE_DEVICE float sqrt(float x) { return precise::sqrt(x); }
 TILE_DEVICE float rsqrt(float x) { return precise::rsqrt(x); }
-TILE_DEVICE float absf(float x) { return precise::fabs(x); }
+TILE_DEVICE float absf(float x) { return metal::fabs(x); }
 TILE_DEVICE float tanh(float x) { return precise::tanh(x); }
 TILE_DEVICE float sin(float x) { return precise::sin(x); }
 TILE_DEVICE float cos(float x) { return precise::cos(x); }
-TILE_DEVICE float floor(float x) { return precise::floor(x); }
-TILE_DEVICE float ceil(float x) { return precise::ceil(x); }
+TILE_DEVICE float floor(float x) { return metal::floor(x); }
+TILE_DEVICE float ceil(float x) { return metal::ceil(x); }
 TILE_DEVICE float powf(float x, float y) { return precise::pow(x, y); }
 TILE_DEVICE float fma(float a, float b, float c) { return metal::fma(a, b, c); }
 /// MSL has no erf: Abramowitz & Stegun 7.1.26 on |x| is not accurate
 /// enough (1.5e-7 absolute is, but only near 0), so erf(x) = 1 - erfc(x)
 /// from the Numerical Recipes erfc Chebyshev fit (relative error < 1.2e-7).
 TILE_DEVICE float erf(float x) {
-  float z = precise::fabs(x);
+  float z = metal::fabs(x);
   float t = 1.0f / (1.0f + 0.5f * z);
   float r = t * precise::exp(-z * z - 1.26551223f +
                     t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +
