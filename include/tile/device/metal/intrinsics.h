@@ -62,8 +62,22 @@ TILE_DEVICE ulong simd_read(ulong v, ushort lane) {
 TILE_DEVICE long simd_read(long v, ushort lane) {
   return long(simd_read(ulong(v), lane));
 }
+/// The reductions' butterflies: simd_shuffle_xor for the 32-bit and
+/// smaller types it takes (mask < width <= 32 stays in the segment).
 template <typename T>
 TILE_DEVICE T shuffle_xor(T v, int32_t mask, int32_t width, thread_context c) {
+  return simd_shuffle_xor(v, ushort(mask));
+}
+TILE_DEVICE bf16 shuffle_xor(bf16 v, int32_t mask, int32_t width,
+                             thread_context c) {
+  return simd_read(v, ushort(c.lane ^ mask));
+}
+TILE_DEVICE ulong shuffle_xor(ulong v, int32_t mask, int32_t width,
+                              thread_context c) {
+  return simd_read(v, ushort(c.lane ^ mask));
+}
+TILE_DEVICE long shuffle_xor(long v, int32_t mask, int32_t width,
+                             thread_context c) {
   return simd_read(v, ushort(c.lane ^ mask));
 }
 template <typename T>
