@@ -114,7 +114,7 @@ def compile_kernel(_compiler, target):
 
 
 def pytest_report_header(config):
-    chips = ",".join(CHIPS) if TARGET == "cuda" else "-"
+    chips = ",".join(CHIPS) if TARGET != "cpu" else "-"
     return (f"tile e2e: target {TARGET} (chips {chips}), references "
             f"{reference_backend()}")
 
