@@ -13,8 +13,8 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 # Inputs/, fixtures/: files that tests use; project/: test/Client's CMake
 # project; Runtime/: the runtime's gtest suite, run by ctest, not lit;
-# E2E/: the end-to-end numerics suite, run by pytest.
-config.excludes = ["Inputs", "fixtures", "project", "Runtime", "E2E", "CMakeLists.txt",
+# E2E/, Metal/: the end-to-end numerics suites, run by pytest.
+config.excludes = ["Inputs", "fixtures", "project", "Runtime", "E2E", "Metal", "CMakeLists.txt",
                    "README.txt", "LICENSE.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.test_source_root = os.path.dirname(__file__)

@@ -14,6 +14,9 @@
 #           LLVM visible (docs/python.md, "The wheel")
 #   nvrtc   every E2E kernel's CUDA C++ (the nvrtc backend's source)
 #           through NVRTC to PTX, assembled by ptxas for sm_80 and sm_90a
+#   metal   every E2E kernel's MSL (the metal-torch backend's source) run on
+#           the test-only CPU shim through the metal-torch launcher and a
+#           fake torch.mps, against numpy; then test/Metal (the launcher)
 #   asan    ASan+UBSan build of the runtime (compiler OFF) in <build>-asan:
 #           its gtests, the E2E suite through its tile-run and the Python
 #           tests through its extension
@@ -276,6 +279,44 @@ run_nvrtc_sources() {
   record_suite nvrtc "${PIPESTATUS[0]}" "$xml" "$log"
 }
 
+# Metal, without Apple hardware (docs/pipelines.md, "Metal: what was run"):
+# every E2E kernel compiled for --target=metal, its MSL compiled by clang++
+# against the test-only CPU shim (test/Metal/shim) and run through the
+# Python package's metal-torch launcher on a fake torch.mps (one std::thread
+# per Metal thread), against numpy; then the launcher's own tests
+# (test/Metal). The shim's shared objects are cached in the build directory.
+run_metal() {
+  local xml="$RESULTS/metal.xml" log="$TILE_LOG_DIR/metal.log"
+  local pyxml="$RESULTS/metal-torch.xml" pylog="$TILE_LOG_DIR/metal-torch.log"
+  rm -f "$xml" "$pyxml"
+  if ! command -v "${TILE_METAL_SHIM_CXX:-clang++-22}" >/dev/null; then
+    SUMMARY+=("metal:  no ${TILE_METAL_SHIM_CXX:-clang++-22} for the shim, 0 tests")
+    return
+  fi
+  local pypath="$TILE_BUILD_DIR/python_packages:$TILE_BUILD_DIR/python:$TILE_ROOT/python"
+  tile_step "metal: test/E2E as MSL on the CPU shim through metal-torch"
+  (
+    cd "$TILE_ROOT" &&
+      PATH="$TILE_BUILD_DIR/bin:$PATH" TILE_BUILD_DIR="$TILE_BUILD_DIR" \
+        PYTHONPATH="$pypath${PYTHONPATH:+:$PYTHONPATH}" \
+        TILE_METAL_SHIM_CACHE="$TILE_BUILD_DIR/metal-shim-cache" \
+        TILE_E2E_TARGET=metal \
+        py -m pytest -q -p no:cacheprovider --rootdir="$TILE_ROOT" \
+        --junitxml="$xml" test/E2E
+  ) 2>&1 | tee "$log"
+  record_suite metal "${PIPESTATUS[0]}" "$xml" "$log"
+  tile_step "metal-torch: the launcher on a fake torch.mps (test/Metal)"
+  (
+    cd "$TILE_ROOT" &&
+      PATH="$TILE_BUILD_DIR/bin:$PATH" TILE_BUILD_DIR="$TILE_BUILD_DIR" \
+        PYTHONPATH="$pypath${PYTHONPATH:+:$PYTHONPATH}" \
+        TILE_METAL_SHIM_CACHE="$TILE_BUILD_DIR/metal-shim-cache" \
+        py -m pytest -q -p no:cacheprovider --rootdir="$TILE_ROOT" \
+        --junitxml="$pyxml" test/Metal
+  ) 2>&1 | tee "$pylog"
+  record_suite metal-torch "${PIPESTATUS[0]}" "$pyxml" "$pylog"
+}
+
 # ---- sanitizers and fuzzers (docs/building.md, "Fuzzing and sanitizers") ----
 
 ASAN_DIR="${TILE_BUILD_DIR}-asan"
@@ -496,6 +537,7 @@ main() {
   run_cuda_bundles
   ((NO_WHEEL)) || run_wheel
   run_nvrtc_sources
+  run_metal
   if ((NO_ASAN == 0)) && run_asan && ((NO_FUZZ == 0)); then
     run_fuzz
   fi

@@ -4,6 +4,7 @@
 
 #include "tile/Conversion/Passes.h"
 #include "tile/Conversion/TileToCUDASource.h"
+#include "tile/Conversion/TileToMetalSource.h"
 #include "tile/Conversion/TileToNVVM.h"
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 #include "tile/Dialect/Tile/Transforms/Passes.h"
@@ -26,4 +27,5 @@ void mlir::tile::registerAllPasses() {
   registerTileToCPUPipeline();
   registerTileToNVVMPipeline();
   registerTileToCUDASourcePipeline();
+  registerTileToMetalSourcePipeline();
 }

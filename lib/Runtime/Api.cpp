@@ -210,6 +210,35 @@ tile_status tile_kernel_launch_info(tile_kernel_t k, tile_launch_info *info) {
   return TILE_STATUS_OK;
 }
 
+tile_status tile_kernel_grid(tile_kernel_t k, const int64_t *symbols,
+                             int32_t nsymbols, const int64_t *scalars,
+                             int32_t nscalars, int64_t grid[3]) {
+  if (!k || !grid || (nsymbols && !symbols) || (nscalars && !scalars))
+    return fail(TILE_STATUS_INVALID_ARGUMENT,
+                "kernel, grid, symbols or scalars is NULL");
+  const KernelPlan &plan = k->plan;
+  if (size_t(nsymbols) != plan.symbols.size() ||
+      nscalars != static_cast<int32_t>(plan.params.size()))
+    return fail(TILE_STATUS_INVALID_ARGUMENT,
+                "tile_kernel_grid: expected " +
+                    std::to_string(plan.symbols.size()) + " symbols and " +
+                    std::to_string(plan.params.size()) + " scalars, got " +
+                    std::to_string(nsymbols) + " and " +
+                    std::to_string(nscalars));
+  for (int i = 0; i < 3; ++i) {
+    int64_t unbound = -1;
+    if (!plan.grid[i].eval(symbols, scalars, grid[i], unbound))
+      return fail(TILE_STATUS_INVALID_ARGUMENT,
+                  "tile_kernel_grid: symbol '" +
+                      plan.symbols[size_t(unbound)] + "' has no value");
+  }
+  return TILE_STATUS_OK;
+}
+
+const char *tile_kernel_entry(tile_kernel_t k) {
+  return k ? k->plan.entryKernel.c_str() : nullptr;
+}
+
 int32_t tile_kernel_num_variants(tile_kernel_t k) {
   return k ? static_cast<int32_t>(k->plan.variants.size()) : -1;
 }

@@ -75,6 +75,7 @@ nb::dict launchInfo(tile_kernel_t k) {
   d["shared_bytes"] = nb::int_(li.shared_bytes);
   d["compiler"] = li.compiler;
   d["target_features"] = li.target_features;
+  d["entry"] = tile_kernel_entry(k);
   return d;
 }
 

@@ -483,6 +483,19 @@ public:
   nb::list params() const { return tile_py::params(k_); }
   nb::list symbols() const { return tile_py::symbols(k_); }
   nb::dict launchInfo() const { return tile_py::launchInfo(k_); }
+  /// The launch grid for symbol values (symbols order) and per-parameter
+  /// integer scalar values: the runtime's own evaluation, for launchers
+  /// outside it (metal-torch).
+  nb::tuple grid(const std::vector<int64_t> &syms,
+                 const std::vector<int64_t> &scalars) const {
+    int64_t g[3];
+    tile_status st = tile_kernel_grid(k_, syms.data(), int32_t(syms.size()),
+                                      scalars.data(), int32_t(scalars.size()),
+                                      g);
+    if (st != TILE_STATUS_OK)
+      raiseStatus(st, tile_last_error());
+    return nb::make_tuple(g[0], g[1], g[2]);
+  }
   nb::list variants() const { return tile_py::variants(k_); }
 
   nb::list sections() const { return tile_py::sections(k_); }
@@ -990,6 +1003,11 @@ NB_MODULE(_runtime, m) {
       .def_prop_ro("params", &KernelHandle::params)
       .def_prop_ro("symbols", &KernelHandle::symbols)
       .def_prop_ro("launch_info", &KernelHandle::launchInfo)
+      .def("launch_grid", &KernelHandle::grid, nb::arg("symbols"),
+           nb::arg("scalars"),
+           "The grid (x, y, z) for the symbols' values (in `symbols` "
+           "order) and one integer per parameter (the integer scalars' "
+           "values; others ignored).")
       .def_prop_ro("variants", &KernelHandle::variants)
       .def_prop_ro("sections", &KernelHandle::sections)
       .def("section", &KernelHandle::section, nb::arg("name"),

@@ -294,10 +294,14 @@ def test_backend_validation(tile):
         tile.compile(src, target="cpu", execution_backend="metal-torch")
     with pytest.raises(ValueError, match="unknown target"):
         tile.compile(src, target="tpu")
-    with pytest.raises(NotImplementedError, match="metal-torch.*not implemented"):
-        tile.compile(src, target="metal")
-    with pytest.raises(NotImplementedError, match="metal-torch.*not implemented"):
-        tile.load(src, execution_backend="metal-torch")
+    # metal kernels run through the package's metal-torch (test/Metal).
+    assert tile.compiler.check_backend("metal", "auto") == "auto"
+    assert tile.compiler.check_backend("metal", "metal-torch") == "metal-torch"
+    with pytest.raises(ValueError, match="'ffi' cannot run 'metal'"):
+        tile.compiler.check_backend("metal", "ffi")
+    cpu = tile.compile(src, target="cpu")
+    with pytest.raises(ValueError, match="'metal-torch' cannot run 'cpu'"):
+        tile.Kernel(cpu.bundle, "metal-torch")
 
 
 def test_abi_tables_come_from_the_runtime(tile):

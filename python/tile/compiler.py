@@ -192,7 +192,7 @@ def check_backend(kind, backend):
             f"allowed for target {kind!r}: {', '.join(allowed)}")
     if not BACKENDS[backend]["implemented"]:
         raise _not_implemented(backend, kind)
-    # "auto" needs some implemented backend of the target (metal has none).
+    # "auto" needs some implemented backend of the target.
     explicit = [b for b in allowed if b != "auto"]
     if not any(BACKENDS[b]["implemented"] for b in explicit):
         raise _not_implemented(explicit[0], kind)
@@ -316,7 +316,7 @@ def compile(source_or_path, out_idx=None, target="auto",
       'hip', 'metal', optionally with ':<chip>' ('cuda:sm_90a').
     execution_backend: cpu: auto, ffi, native; cuda: auto, ffi, native,
       nvrtc (the bundle's CUDA C++ compiled by NVRTC at load time); metal:
-      metal-torch (not implemented).
+      auto, metal-torch (the bundle's MSL through torch.mps.compile_shader).
     pass_options: dict of tilec options, {'O': 2} -> --O=2 (True -> a bare
       flag, list -> comma separated).
     compile_flags: extra tilec arguments (list or a string).

@@ -12,8 +12,16 @@ SOURCE_SECTIONS = {
     "llvm": "llvm",
     "ptx": "ptx",
     "cuda": "cuda",
+    "msl": "msl",
     "metadata": "metadata",
 }
+
+
+def _is_metal(bundle):
+    """Whether a bundle holds a metal kernel (runs through metal-torch)."""
+    if b'"metal"' not in bundle:  # cheap: the metadata's target kind
+        return False
+    return _runtime.KernelHandle(bundle, "auto", True).target_kind == "metal"
 
 
 class Kernel(_runtime.KernelHandle):
@@ -33,8 +41,23 @@ class Kernel(_runtime.KernelHandle):
         if execution_backend == "nvrtc" and not inspect:
             from .compiler import nvrtc_env
             nvrtc_env()
-        super().__init__(bytes(bundle), execution_backend, inspect)
-        self._bundle = bytes(bundle)
+        bundle = bytes(bundle)
+        metal = not inspect and (
+            execution_backend == "metal-torch" or
+            (execution_backend == "auto" and _is_metal(bundle)))
+        # metal-torch launches from Python (tile._metal): the C handle only
+        # describes the kernel.
+        super().__init__(bundle, "auto" if metal else execution_backend,
+                         inspect or metal)
+        if metal:
+            if self.target_kind != "metal":
+                raise ValueError(
+                    f"tile: execution_backend 'metal-torch' cannot run "
+                    f"{self.target_kind!r} kernels")
+            from ._metal import MetalTorchLauncher
+            self._metal = MetalTorchLauncher(self)
+            self.__class__ = MetalKernel
+        self._bundle = bundle
         self._cache_key = cache_key
         self._source_path = source_path
         self._compile_args = list(compile_args or [])
@@ -81,8 +104,8 @@ class Kernel(_runtime.KernelHandle):
 
     def get_source(self, kind="mlir"):
         """Source text from the bundle: 'mlir' (input IR), 'llvm' (host/device
-        LLVM IR), 'ptx', 'cuda', 'metadata'. Raises ValueError when the bundle
-        has no such section."""
+        LLVM IR), 'ptx', 'cuda', 'msl' (Metal), 'metadata'. Raises ValueError
+        when the bundle has no such section."""
         section = SOURCE_SECTIONS.get(kind)
         if section is None:
             raise ValueError(f"get_source: unknown kind {kind!r} (expected one "
@@ -131,6 +154,27 @@ class Kernel(_runtime.KernelHandle):
         return (_rebuild, (self._bundle, backend, self._cache_key,
                            self._source_path, self._compile_args,
                            self.inspect_only))
+
+
+class MetalKernel(Kernel):
+    """A metal kernel on the metal-torch backend: launched by
+    tile._metal.MetalTorchLauncher through torch.mps (the C runtime has no
+    Metal device layer)."""
+
+    def __call__(self, *args, stream=None):
+        return self._metal(*args, stream=stream)
+
+    @property
+    def backend(self):
+        return "metal-torch"
+
+    @property
+    def inspect_only(self):
+        return False
+
+    def __reduce__(self):
+        return (_rebuild, (self._bundle, "metal-torch", self._cache_key,
+                           self._source_path, self._compile_args, False))
 
 
 def _rebuild(bundle, backend, key, path, args, inspect=False):

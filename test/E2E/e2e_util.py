@@ -29,10 +29,18 @@ KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
 EXAMPLES = REPO / "examples"
 
 TARGET = os.environ.get("TILE_E2E_TARGET", "cpu")
-if TARGET not in ("cpu", "cuda"):
-    raise ValueError(f"TILE_E2E_TARGET must be cpu or cuda, not {TARGET!r}")
-CHIPS = [c for c in os.environ.get("TILE_E2E_CHIPS", "sm_90a,sm_80").split(",")
-         if c]
+if TARGET not in ("cpu", "cuda", "metal"):
+    raise ValueError(f"TILE_E2E_TARGET must be cpu, cuda or metal, not "
+                     f"{TARGET!r}")
+CHIPS = [c for c in os.environ.get(
+    "TILE_E2E_CHIPS", "apple-m1" if TARGET == "metal" else "sm_90a,sm_80"
+).split(",") if c]
+# TILE_E2E_TARGET=metal (utils/check.sh's metal stage, no Apple hardware):
+# every run goes through the Python package's metal-torch launcher on the
+# fake torch.mps of test/Metal, which compiles the bundle's MSL with
+# clang++ against the CPU shim (test/Metal/shim) and runs it there.
+TARGET_BACKENDS = ["metal-torch"] if TARGET == "metal" else None
+METAL_RUNNER = REPO / "test" / "Metal" / "run_metal.py"
 # With TILE_E2E_CHECK_IMAGE=1 (utils/gpu/run.sh on an sm_90 device) every
 # cuda run must report the module image the runtime chose.
 EXPECTED_IMAGE = {"sm_90a": "from cubin", "sm_80": "from ptx (JIT)"}
@@ -108,6 +116,8 @@ class Bundle:
                 check_nvrtc_source(self.path)
             # The test's subject in this mode is compilation, which succeeded.
             raise CompiledOnly()
+        if TARGET == "metal":
+            return self._run_metal(tmp_path, inputs, scalars)
         require(TILE_RUN)
         run_dir = tmp_path / f"run-{backend}"
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -132,6 +142,36 @@ class Bundle:
                 assert EXPECTED_NVRTC_IMAGE in proc.stderr, proc.stderr
             elif self.chip in EXPECTED_IMAGE:
                 assert EXPECTED_IMAGE[self.chip] in proc.stderr, proc.stderr
+        return {p.stem: np.load(p) for p in (run_dir / "out").glob("*.npy")}
+
+
+    def _run_metal(self, tmp_path, inputs, scalars):
+        import sys
+        # The CPU shim runs every Metal thread as an OS thread: the big
+        # shapes of the suite would take hours there. Each kernel also runs
+        # on small shapes, which are the metal stage's evidence.
+        limit = int(os.environ.get("TILE_E2E_METAL_MAX_ELEMENTS", 1 << 18))
+        if sum(np.asarray(a).size for a in inputs.values()) > limit:
+            pytest.skip(f"metal shim: inputs over {limit} elements (the CPU "
+                        "emulation of Metal runs the small shapes)")
+        run_dir = tmp_path / "run-metal-torch"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, str(METAL_RUNNER), str(self.path),
+               "--save-outputs", str(run_dir / "out")]
+        for name, array in inputs.items():
+            f = run_dir / f"in-{name}.npy"
+            np.save(f, array)
+            cmd += ["--input", f"{name}={f}"]
+        if scalars:
+            cmd += ["--scalar", ",".join(f"{k}={v}" for k, v in scalars.items())]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [str(BUILD / "python_packages"), str(BUILD / "python"),
+             str(REPO / "python"), os.environ.get("PYTHONPATH", "")]))
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise RuntimeError(f"metal-torch (shim) run failed "
+                               f"({proc.returncode}):\n{' '.join(cmd)}\n"
+                               f"{proc.stdout}{proc.stderr}")
         return {p.stem: np.load(p) for p in (run_dir / "out").glob("*.npy")}
 
 

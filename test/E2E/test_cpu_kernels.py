@@ -8,7 +8,7 @@ GPU for each chip of TILE_E2E_CHIPS (conftest.py, docs/gpu-testing.md)."""
 import numpy as np
 import pytest
 
-from e2e_util import (EXAMPLES, KERNELS, TARGET, ref_matmul, ref_rowsum,
+from e2e_util import (EXAMPLES, KERNELS, TARGET, TARGET_BACKENDS, ref_matmul, ref_rowsum,
                       ref_softmax, rel_error)
 
 try:
@@ -17,7 +17,8 @@ try:
 except ImportError:  # pragma: no cover - the venv pins ml_dtypes
     BF16 = None
 
-BACKENDS = ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else [])
+BACKENDS = (TARGET_BACKENDS or
+            ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else []))
 
 
 def rng(seed):

@@ -6,7 +6,7 @@ exercise the predicated tails."""
 import numpy as np
 import pytest
 
-from e2e_util import EXAMPLES, KERNELS, rel_error
+from e2e_util import EXAMPLES, KERNELS, TARGET_BACKENDS, rel_error
 
 try:
     import ml_dtypes
@@ -14,7 +14,7 @@ try:
 except ImportError:  # pragma: no cover - the venv pins ml_dtypes
     BF16 = None
 
-BACKENDS = ["ffi", "native"]
+BACKENDS = TARGET_BACKENDS or ["ffi", "native"]
 NP_TYPE = {"f16": np.float16, "bf16": BF16}
 
 

@@ -108,6 +108,38 @@ TEST(Inspect, CpuBundleDescribesAndRefusesLaunch) {
                "launch it)");
 }
 
+// The grid of a launch computed outside the runtime's launch (the Python
+// package's metal-torch launcher): the plan's expressions, symbols in
+// tile_kernel_symbol order, one integer per parameter.
+TEST(Inspect, GridForLaunchersOutsideTheRuntime) {
+  std::string b = axpyBundle();
+  tile_kernel_t raw = nullptr;
+  ASSERT_EQ(tile_kernel_inspect_memory(b.data(), b.size(), &raw),
+            TILE_STATUS_OK)
+      << tile_last_error();
+  KernelGuard k(raw);
+  int64_t grid[3] = {0, 0, 0};
+  const int64_t syms[2] = {10, 4};             // N, C
+  const int64_t scalars[5] = {0, 0, 0, 3, 0};  // rows = 3
+  ASSERT_EQ(tile_kernel_grid(k, syms, 2, scalars, 5, grid), TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_EQ(grid[0], 4); // ceildivs(10, 3)
+  EXPECT_EQ(grid[1], 1);
+  EXPECT_EQ(grid[2], 1);
+  const int64_t unbound[2] = {-1, 4};
+  EXPECT_EQ(tile_kernel_grid(k, unbound, 2, scalars, 5, grid),
+            TILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(tile_last_error(), "tile_kernel_grid: symbol 'N' has no value");
+  EXPECT_EQ(tile_kernel_grid(k, syms, 1, scalars, 5, grid),
+            TILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(tile_last_error(), "tile_kernel_grid: expected 2 symbols and 5 "
+                                  "scalars, got 1 and 5");
+  EXPECT_EQ(tile_kernel_grid(nullptr, syms, 2, scalars, 5, grid),
+            TILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(tile_kernel_entry(k), "");
+  EXPECT_EQ(tile_kernel_entry(nullptr), nullptr);
+}
+
 TEST(Inspect, CudaBundleWithoutDriver) {
   if (tile::rt::cuda::loadedDriver())
     GTEST_SKIP() << "a CUDA driver is already loaded in this process";

@@ -50,7 +50,7 @@
 
 // CPU-PTX: error: target 'cpu' cannot emit 'ptx' (it emits: bundle, metadata, mlir, llvm, obj)
 
-// EMIT: for the --emit option: unknown value 'asm' (expected one of: bundle, metadata, mlir, llvm, obj, ptx, cubin, cuda)
+// EMIT: for the --emit option: unknown value 'asm' (expected one of: bundle, metadata, mlir, llvm, obj, ptx, cubin, cuda, msl)
 
 func.func @scale(%x: memref<?xf32> {tile.name = "X", tile.dims = ["N"]},
                  %y: memref<?xf32> {tile.name = "Y", tile.dims = ["N"], tile.output})

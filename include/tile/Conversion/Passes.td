@@ -194,9 +194,64 @@ def ConvertGPUToEmitC : Pass<"convert-gpu-to-emitc", "::mlir::ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", "\"cuda\"",
            "Source target whose kernel qualifiers and device library to use "
-           "(cuda)">
+           "(cuda, metal)">
   ];
   let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+}
+
+
+//===----------------------------------------------------------------------===//
+// Metal Shading Language (the metal target, TileToMetalSource)
+//===----------------------------------------------------------------------===//
+
+def TilePrepareMetalKernel : Pass<"tile-prepare-metal-kernel", "::mlir::ModuleOp"> {
+  let summary = "Check a lowered gpu.func against Metal's rules and give its "
+                "per-thread arrays the private address space";
+  let description = [{
+    Runs on the output of convert-tile-to-nvgpu, before
+    convert-gpu-to-emitc{target=metal}. MSL has no generic pointer: every
+    memref's element type is spelled with its address space, so the
+    per-thread arrays (memref.alloca) and every memref derived from them
+    (reinterpret_cast, extract_strided_metadata's base buffer, ...) get
+    `#gpu.address_space<private>` (MSL `thread`); kernel parameters are
+    `device` and the dynamic shared memory's views `threadgroup`. Rejects,
+    naming the op, what Metal cannot run: 64-bit floats (MSL has no
+    double), atomics other than on 32-bit int and f32, a per-thread array
+    flowing through control flow.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def TileMetalThreadContext : Pass<"tile-metal-thread-context", "::mlir::ModuleOp"> {
+  let summary = "Give an EmitC kernel body the tile::thread_context of MSL";
+  let description = [{
+    Runs after convert-gpu-to-emitc{target=metal}. MSL has no global
+    thread-position built-ins (threadIdx, blockIdx): the `kernel void`
+    entry receives them as attributed parameters (printMetalSource writes
+    it) and hands them, with the threadgroup memory and the SIMD lane, to
+    the kernel body as one `tile::thread_context`. This pass renames each
+    kernel `NAME` to `NAME_body`, appends that parameter, and passes it to
+    the device library calls that read it (indices, dynamic shared memory,
+    SIMD-group shuffles, ldmatrix, mma.sync).
+  }];
+  let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+}
+
+
+def TileMetalSingleStage : Pass<"tile-metal-single-stage", "::mlir::ModuleOp"> {
+  let summary = "Run every tile.pipelined loop with one stage on Metal";
+  let description = [{
+    A multi-stage tile.pipelined loop multi-buffers its shared buffers so
+    that cp.async copies of later iterations overlap the compute of the
+    current one. Metal has no asynchronous global-to-threadgroup copy for
+    compute kernels (the device library copies at once), so the stages
+    would cost threadgroup memory (32 KiB on Apple GPUs) and buy nothing:
+    this pass sets `stages` to 1, emitting a remark per loop when asked.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark on every loop whose stages are dropped">
+  ];
 }
 
 #endif // TILE_CONVERSION_PASSES_TD

@@ -139,6 +139,21 @@ typedef struct tile_launch_info {
 TILE_RT_API tile_status tile_kernel_launch_info(tile_kernel_t kernel,
                                                 tile_launch_info *info);
 
+/* The grid of a launch from the values of the symbols (tile_kernel_symbol
+ * order; -1 = unbound) and of the parameters (one entry per parameter; the
+ * integer scalars' values, the others ignored), as the runtime's own
+ * launches compute it. For launchers outside the C runtime (the Python
+ * package's metal-torch). TILE_STATUS_INVALID_ARGUMENT names an unbound
+ * symbol or a count mismatch. */
+TILE_RT_API tile_status tile_kernel_grid(tile_kernel_t kernel,
+                                         const int64_t *symbols,
+                                         int32_t nsymbols,
+                                         const int64_t *scalars,
+                                         int32_t nscalars, int64_t grid[3]);
+/* The device entry point of the metadata (`entry.kernel`, "" if none): the
+ * kernel function of the device code. */
+TILE_RT_API const char *tile_kernel_entry(tile_kernel_t kernel);
+
 /* Hardware-specific variants (docs/bundle.md, "Kernel variants") of the
  * kinds this runtime knows, in metadata order; whether one is used is
  * decided per device and launch. */

@@ -62,7 +62,8 @@ enum {
     TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED)                          \
   X(NVRTC, "nvrtc", TILE_TARGET_BIT(CUDA),                                     \
     TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED)                          \
-  X(METAL_TORCH, "metal-torch", TILE_TARGET_BIT(METAL), 0)
+  X(METAL_TORCH, "metal-torch", TILE_TARGET_BIT(METAL),                       \
+    TILE_BACKEND_COMPILED | TILE_BACKEND_IMPLEMENTED)
 
 /* clang-format off */
 typedef enum tile_backend {

@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
+using namespace mlir::tile;
 using namespace mlir::tile::emitc_lowering;
 
 namespace {
@@ -41,14 +42,21 @@ bool isSupportedNVVMMma(NVVM::MmaOp op) {
          (*typeA == NVVM::MMATypes::bf16 || *typeA == NVVM::MMATypes::tf32);
 }
 
-std::string typeName(Type t) {
-  return cppScalarName(t).value_or("void");
-}
+std::string typeName(Type t, const TypeConverter *c);
 
 /// An index constant (size_t) for the library's index arguments.
 Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
   return emitc::ConstantOp::create(b, loc, emitc::SizeTType::get(b.getContext()),
                                    b.getIndexAttr(v));
+}
+
+const SourceTarget &sourceTarget(const TypeConverter *c) {
+  return static_cast<const SourceTypeConverter *>(c)->getSourceTarget();
+}
+
+/// The target's spelling of scalar type `t` ("void" if it has none).
+std::string typeName(Type t, const TypeConverter *c) {
+  return cppScalarName(t, sourceTarget(c)).value_or("void");
 }
 
 Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
@@ -216,8 +224,11 @@ struct ViewPattern : CallPattern<memref::ViewOp> {
       args.push_back(ShapedType::isDynamic(s)
                          ? a.getSizes()[dyn++]
                          : indexConstant(rewriter, op.getLoc(), s));
-    return "tile::view<" + typeName(type.getElementType()) + ", " +
-           std::to_string(type.getRank()) + ">";
+    return "tile::view<" +
+           qualifiedElementName(sourceTarget(getTypeConverter()),
+                                typeName(type.getElementType(), getTypeConverter()),
+                                type.getMemorySpace()) +
+           ", " + std::to_string(type.getRank()) + ">";
   }
 };
 
@@ -232,7 +243,8 @@ struct AllocaPattern : OpConversionPattern<memref::AllocaOp> {
     if (!type.hasStaticShape() || !type.getLayout().isIdentity())
       return rewriter.notifyMatchFailure(op, "dynamic or strided");
     Type resultType = getTypeConverter()->convertType(type);
-    auto elem = cppScalarName(type.getElementType());
+    auto elem =
+        cppScalarName(type.getElementType(), sourceTarget(getTypeConverter()));
     if (!resultType || !elem)
       return rewriter.notifyMatchFailure(op, "element type");
     MLIRContext *ctx = op.getContext();
@@ -244,10 +256,15 @@ struct AllocaPattern : OpConversionPattern<memref::AllocaOp> {
     SmallVector<Value> args = {storage};
     for (int64_t s : type.getShape())
       args.push_back(indexConstant(rewriter, loc, s));
+    // With address spaces (MSL) the element type is spelled out: the
+    // array is `thread` memory.
+    std::string templateArgs = std::to_string(type.getRank());
+    const SourceTarget &target = sourceTarget(getTypeConverter());
+    if (!target.privateSpace.empty())
+      templateArgs += ", " + qualifiedElementName(target, *elem, Attribute(),
+                                                  /*isPrivate=*/true);
     Value m = callOpaque(rewriter, loc, resultType,
-                         "tile::contiguous<" + std::to_string(type.getRank()) +
-                             ">",
-                         args);
+                         "tile::contiguous<" + templateArgs + ">", args);
     rewriter.replaceOp(op, m);
     return success();
   }
@@ -416,7 +433,7 @@ struct BitcastPattern : CallPattern<LLVM::BitcastOp> {
     if (auto opaque = dyn_cast_or_null<emitc::OpaqueType>(to))
       name = opaque.getValue().str();
     else
-      name = typeName(op.getType());
+      name = typeName(op.getType(), getTypeConverter());
     return "tile::bitcast<" + name + ">";
   }
 };
@@ -436,11 +453,17 @@ struct ExtractValuePattern : CallPattern<LLVM::ExtractValueOp> {
 
 // ---- nvgpu / nvvm (sm_80 tensor cores and async copies) -------------------------
 
-/// A pointer to element `indices` of memref `m` (tile::element).
-Value elementPointer(OpBuilder &b, Location loc, Value m, Type elem,
-                     ValueRange indices) {
+/// A pointer to element `indices` of memref `m` (tile::element), in the
+/// address space of `type` (the original memref type).
+Value elementPointer(OpBuilder &b, Location loc, const TypeConverter *c,
+                     Value m, MemRefType type, Type elem, ValueRange indices) {
   SmallVector<Value> args = {m};
   llvm::append_range(args, indices);
+  std::string qualified = qualifiedElementName(
+      sourceTarget(c), typeName(type.getElementType(), c),
+      type.getMemorySpace());
+  if (qualified != typeName(type.getElementType(), c))
+    elem = emitc::OpaqueType::get(b.getContext(), qualified);
   Type ptr = emitc::PointerType::get(elem);
   return callOpaque(b, loc, ptr, "tile::element", args);
 }
@@ -455,8 +478,10 @@ struct AsyncCopyPattern : OpConversionPattern<nvgpu::DeviceAsyncCopyOp> {
     Type cElem = getTypeConverter()->convertType(elem);
     int64_t bits = elem.getIntOrFloatBitWidth();
     int64_t bytes = op.getDstElements().getZExtValue() * bits / 8;
-    Value dst = elementPointer(rewriter, loc, a.getDst(), cElem, a.getDstIndices());
-    Value src = elementPointer(rewriter, loc, a.getSrc(), cElem, a.getSrcIndices());
+    Value dst = elementPointer(rewriter, loc, getTypeConverter(), a.getDst(),
+                               op.getDst().getType(), cElem, a.getDstIndices());
+    Value src = elementPointer(rewriter, loc, getTypeConverter(), a.getSrc(),
+                               op.getSrc().getType(), cElem, a.getSrcIndices());
     Value srcBytes;
     if (Value n = a.getSrcElements()) {
       // src-size in bytes: elements * element size (an index value).
@@ -503,7 +528,8 @@ struct LdMatrixPattern : CallPattern<nvgpu::LdMatrixOp> {
                                 SmallVectorImpl<Value> &args) const override {
     Type elem = getTypeConverter()->convertType(
         op.getSrcMemref().getType().getElementType());
-    args.push_back(elementPointer(rewriter, op.getLoc(), a.getSrcMemref(),
+    args.push_back(elementPointer(rewriter, op.getLoc(), getTypeConverter(),
+                                  a.getSrcMemref(), op.getSrcMemref().getType(),
                                   elem, a.getIndices()));
     return "tile::ldmatrix<" + std::to_string(op.getNumTiles()) + ", " +
            (op.getTranspose() ? "true" : "false") + ">";
@@ -564,7 +590,7 @@ struct TableCallPattern : ConversionPattern {
     // helpers, whose operands may be literals of another type).
     if (StringRef(name).ends_with("<>"))
       name = name.substr(0, name.size() - 2) + "<" +
-             typeName(op->getResult(0).getType()) + ">";
+             typeName(op->getResult(0).getType(), getTypeConverter()) + ">";
     rewriter.replaceOp(op, callOpaque(rewriter, op->getLoc(), result, name,
                                       operands));
     return success();
@@ -599,7 +625,7 @@ struct AbsIdiomPattern : OpConversionPattern<arith::MaxSIOp> {
     if (!result || isa<VectorType>(op.getType()))
       return rewriter.notifyMatchFailure(op, "result type");
     rewriter.replaceOp(op, callOpaque(rewriter, op.getLoc(), result,
-                                      "tile::absi<" + typeName(op.getType()) +
+                                      "tile::absi<" + typeName(op.getType(), getTypeConverter()) +
                                           ">",
                                       ValueRange{x}));
     return success();
@@ -622,7 +648,7 @@ struct ConstantPattern : OpConversionPattern<arith::ConstantOp> {
             rewriter, loc, rewriter.getF32Type(),
             rewriter.getF32FloatAttr(float(v)));
         return callOpaque(rewriter, loc, getTypeConverter()->convertType(t),
-                          typeName(t), {f});
+                          typeName(t, getTypeConverter()), {f});
       }
       Type ct = getTypeConverter()->convertType(t);
       if (isa<IndexType>(t))

@@ -97,7 +97,8 @@ struct GPUReturnToEmitC : OpConversionPattern<gpu::ReturnOp> {
 /// Replaces each tile::memref<T, R> parameter of `func` by the kernel ABI's
 /// 3 + 2R parameters (allocated, aligned, offset, sizes, strides) and
 /// rebuilds the memref at entry with tile::make_memref<R>.
-void expandMemRefParams(emitc::FuncOp func, ArrayRef<Type> originalInputs) {
+void expandMemRefParams(emitc::FuncOp func, ArrayRef<Type> originalInputs,
+                        const SourceTarget &target) {
   MLIRContext *ctx = func.getContext();
   Block &entry = func.getBody().front();
   OpBuilder b(ctx);
@@ -110,9 +111,10 @@ void expandMemRefParams(emitc::FuncOp func, ArrayRef<Type> originalInputs) {
       continue;
     BlockArgument old = entry.getArgument(i);
     Location loc = old.getLoc();
-    auto elem = cppScalarName(memref.getElementType());
-    Type ptr = emitc::PointerType::get(
-        emitc::OpaqueType::get(ctx, elem.value_or("void")));
+    auto elem = cppScalarName(memref.getElementType(), target);
+    Type ptr = emitc::PointerType::get(emitc::OpaqueType::get(
+        ctx, qualifiedElementName(target, elem.value_or("void"),
+                                  memref.getMemorySpace())));
     SmallVector<Value> params;
     params.push_back(entry.addArgument(ptr, loc));
     params.push_back(entry.addArgument(ptr, loc));
@@ -196,7 +198,7 @@ struct ConvertGPUToEmitCPass
     const SourceTarget *sourceTarget = lookupSourceTarget(target);
     if (!sourceTarget) {
       module.emitError("convert-gpu-to-emitc: unknown source target '")
-          << target << "' (known: cuda)";
+          << target << "' (known: cuda, metal)";
       return signalPassFailure();
     }
 
@@ -241,7 +243,7 @@ struct ConvertGPUToEmitCPass
       gm.erase();
     }
 
-    SourceTypeConverter converter(ctx);
+    SourceTypeConverter converter(ctx, *sourceTarget);
     RewritePatternSet patterns(ctx);
     populateArithToEmitCPatterns(converter, patterns);
     populateSCFToEmitCConversionPatterns(patterns, converter);
@@ -279,7 +281,7 @@ struct ConvertGPUToEmitCPass
     for (auto func : module.getOps<emitc::FuncOp>()) {
       auto it = originalInputs.find(func.getSymNameAttr());
       if (it != originalInputs.end())
-        expandMemRefParams(func, it->second);
+        expandMemRefParams(func, it->second, *sourceTarget);
     }
   }
 };

@@ -10,6 +10,8 @@
 #ifndef TILE_LIB_CONVERSION_GPUTOEMITC_TYPECONVERSION_H
 #define TILE_LIB_CONVERSION_GPUTOEMITC_TYPECONVERSION_H
 
+#include "tile/Conversion/GPUToEmitC.h"
+
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -19,14 +21,24 @@
 
 namespace mlir::tile::emitc_lowering {
 
-/// The C++ spelling of a scalar element type ("float", "tile::half",
+/// The target's spelling of a scalar element type ("float", "tile::half",
 /// "int32_t", "size_t"), or nullopt for a type the library has no name for.
-std::optional<std::string> cppScalarName(Type type);
+std::optional<std::string> cppScalarName(Type type, const SourceTarget &target);
+
+/// `elem` with the source target's address-space qualifier of memory in
+/// `memorySpace` (a memref's memory space; `isPrivate` for per-thread
+/// arrays): "float", or "device float" for MSL.
+std::string qualifiedElementName(const SourceTarget &target, StringRef elem,
+                                 Attribute memorySpace, bool isPrivate = false);
 
 /// The type converter of the whole conversion.
 class SourceTypeConverter : public TypeConverter {
 public:
-  explicit SourceTypeConverter(MLIRContext *ctx);
+  SourceTypeConverter(MLIRContext *ctx, const SourceTarget &target);
+  const SourceTarget &getSourceTarget() const { return target; }
+
+private:
+  const SourceTarget &target;
 };
 
 /// `emitc.call_opaque callee(operands) : result` (no result when null).
