@@ -5,6 +5,7 @@
 #include "tile/Conversion/Passes.h"
 #include "tile/Conversion/TileToCUDASource.h"
 #include "tile/Conversion/TileToNVVM.h"
+#include "tile/Conversion/TileToROCDL.h"
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 #include "tile/Dialect/Tile/Transforms/Passes.h"
 
@@ -18,6 +19,7 @@ void mlir::tile::registerAllDialects(DialectRegistry &registry) {
                   LLVM::LLVMDialect>();
   registerTileNVVMDialects(registry);
   registerTileCUDASourceDialects(registry);
+  registerTileROCDLDialects(registry);
 }
 
 void mlir::tile::registerAllPasses() {
@@ -25,5 +27,6 @@ void mlir::tile::registerAllPasses() {
   registerTileConversionPasses();
   registerTileToCPUPipeline();
   registerTileToNVVMPipeline();
+  registerTileToROCDLPipeline();
   registerTileToCUDASourcePipeline();
 }

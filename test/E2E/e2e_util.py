@@ -29,9 +29,13 @@ KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
 EXAMPLES = REPO / "examples"
 
 TARGET = os.environ.get("TILE_E2E_TARGET", "cpu")
-if TARGET not in ("cpu", "cuda"):
-    raise ValueError(f"TILE_E2E_TARGET must be cpu or cuda, not {TARGET!r}")
-CHIPS = [c for c in os.environ.get("TILE_E2E_CHIPS", "sm_90a,sm_80").split(",")
+if TARGET not in ("cpu", "cuda", "hip"):
+    raise ValueError(f"TILE_E2E_TARGET must be cpu, cuda or hip, not "
+                     f"{TARGET!r}")
+# The GPU targets' chips (hip: compile-only here, no AMD GPU; check.sh).
+DEFAULT_CHIPS = {"cuda": "sm_90a,sm_80", "hip": "gfx942,gfx90a"}
+CHIPS = [c for c in os.environ.get("TILE_E2E_CHIPS",
+                                   DEFAULT_CHIPS.get(TARGET, "")).split(",")
          if c]
 # With TILE_E2E_CHECK_IMAGE=1 (utils/gpu/run.sh on an sm_90 device) every
 # cuda run must report the module image the runtime chose.

@@ -49,7 +49,18 @@ def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
     moves the data through shared memory. Shared buffers used as gemm
     operands get the XOR swizzle that makes ldmatrix conflict-free for their
     row pitch (16-byte chunks XORed with the row index modulo 8).
+
+    With `matrix-core=mfma` (AMD CDNA, wavefronts of 64 lanes) the
+    accumulators get the MFMA 16x16x16 accumulator layout instead (lane
+    l of a 16x16 tile holds column l % 16, rows 4 * (l / 16) + {0..3}) and
+    gemm operands in LDS an XOR swizzle of 8-byte chunks that keeps the 16
+    rows a wavefront reads per MFMA on distinct banks.
   }];
+  let options = [
+    Option<"matrixCore", "matrix-core", "std::string", "\"mma.sync\"",
+           "Accumulator layouts for the target's matrix instructions: "
+           "mma.sync (NVIDIA, warps of 32) or mfma (AMD CDNA, wave64)">
+  ];
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
 
