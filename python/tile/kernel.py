@@ -13,6 +13,8 @@ SOURCE_SECTIONS = {
     "ptx": "ptx",
     "cuda": "cuda",
     "metadata": "metadata",
+    # hip: the hsaco's registers, LDS and scratch per kernel (JSON).
+    "hsaco.resources": "hsaco.resources",
 }
 
 
@@ -81,7 +83,7 @@ class Kernel(_runtime.KernelHandle):
 
     def get_source(self, kind="mlir"):
         """Source text from the bundle: 'mlir' (input IR), 'llvm' (host/device
-        LLVM IR), 'ptx', 'cuda', 'metadata'. Raises ValueError when the bundle
+        LLVM IR), 'ptx', 'cuda', 'metadata', 'hsaco.resources'. Raises ValueError when the bundle
         has no such section."""
         section = SOURCE_SECTIONS.get(kind)
         if section is None:

@@ -503,3 +503,34 @@ TEST(HipNoRuntime, ToolSaysNoRuntime) {
   EXPECT_EQ(WEXITSTATUS(::pclose(p)), 0) << out;
   EXPECT_NE(out.find("hip (gfx942)"), std::string::npos) << out;
 }
+
+// The real HIP runtime, when this machine has one (Debian's libamdhip64 on
+// the build host): without an AMD GPU it must be a clean NO_DEVICE.
+TEST(HipRealRuntime, NoGpuIsNoDevice) {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  // ROCm's runtime is not ours to leak-check (the asan stage).
+  GTEST_SKIP() << "not under AddressSanitizer";
+#endif
+#endif
+  if (hip::loadedDriver())
+    GTEST_SKIP() << "a HIP runtime is already loaded in this process";
+  void *h = ::dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    GTEST_SKIP() << "no libamdhip64.so on this machine";
+  ::dlclose(h);
+  ::unsetenv("TILE_HIP_PATH");
+  hip::Driver *d = nullptr;
+  tile_status st = hip::load(d);
+  if (st == TILE_STATUS_OK)
+    GTEST_SKIP() << "this machine has an AMD GPU (" << d->deviceCount
+                 << " devices)";
+  EXPECT_EQ(st, TILE_STATUS_NO_DEVICE);
+  std::string message = tile_last_error();
+  EXPECT_TRUE(message.rfind("hipInit failed: ", 0) == 0 ||
+              message == "the HIP runtime sees no device" ||
+              message.rfind("hipGetDeviceCount failed: ", 0) == 0)
+      << message;
+  LoadResult r = tryLoad(hipBundle(hipAddMeta()), "ffi");
+  EXPECT_EQ(r.status, TILE_STATUS_NO_DEVICE) << r.message;
+}

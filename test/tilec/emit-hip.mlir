@@ -30,8 +30,11 @@
 // ASM90A: .amdgcn_target "amdgcn-amd-amdhsa--gfx90a"
 
 // LLVM: target triple = "amdgcn-amd-amdhsa"
-// LLVM: define amdgpu_kernel void @scale_kernel(
 // LLVM: @scale__tile_metadata_hash = {{.*}}addrspace(1) constant i64
+// LLVM: define amdgpu_kernel void @scale_kernel(
+// math.exp is an LLVM intrinsic on AMDGPU (no ocml call).
+// LLVM: call float @llvm.exp.f32(
+// LLVM-NOT: __ocml
 
 // MLIR: gpu.module @scale_module [#rocdl.target<{{.*}}chip = "gfx942"
 // MLIR: llvm.func @scale_kernel(

@@ -152,11 +152,13 @@ LogicalResult mlir::tile::rocdl_lowering::lowerCopyWide(KernelLowering &kl,
     for (int64_t u = 0; u < vec; u += unit) {
       SmallVector<Value> at(idx);
       at.back() = arith::AddIOp::create(b, loc, idx.back(), kl.cst(u));
+      // A 1-D shuffle (llvm.shufflevector) takes the unit out of the chunk.
+      SmallVector<int64_t> lanes;
+      for (int64_t e = 0; e < unit; ++e)
+        lanes.push_back(u + e);
       Value part = unit == vec ? chunk
-                               : (Value)vector::ExtractStridedSliceOp::create(
-                                     b, loc, chunk, ArrayRef<int64_t>{u},
-                                     ArrayRef<int64_t>{unit},
-                                     ArrayRef<int64_t>{1});
+                               : (Value)vector::ShuffleOp::create(
+                                     b, loc, chunk, chunk, lanes);
       vector::StoreOp::create(b, loc, part, db->storage,
                               ValueRange{kl.sharedIndex(*db, at)},
                               /*nontemporal=*/false,

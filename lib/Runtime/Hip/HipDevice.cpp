@@ -86,9 +86,10 @@ public:
 
   tile_status run(void **args, int64_t gx, int64_t gy, int64_t gz,
                   void *stream, int32_t device) const override {
-    const Loaded *l = slot(device);
+    tile_status loadStatus = TILE_STATUS_OK;
+    const Loaded *l = slot(device, loadStatus);
     if (!l)
-      return TILE_STATUS_LAUNCH_FAILED; // slot() has fail()ed: keep status
+      return loadStatus; // slot() has fail()ed with it
     if (gx > 0x7fffffff || gy > 0xffff || gz > 0xffff)
       return fail(TILE_STATUS_LAUNCH_FAILED,
                   "kernel '" + name_ + "': grid [" + str(gx) + ", " + str(gy) +
@@ -151,10 +152,11 @@ public:
   }
 
 private:
-  /// The module for `device`, loaded on first use.
-  const Loaded *slot(int32_t device) const {
+  /// The module for `device`, loaded on first use; nullptr with `st` the
+  /// status fail()ed with.
+  const Loaded *slot(int32_t device, tile_status &st) const {
     if (device < 0 || device >= drv_->deviceCount) {
-      fail(TILE_STATUS_LAUNCH_FAILED,
+      st = fail(TILE_STATUS_LAUNCH_FAILED,
            "kernel '" + name_ + "': HIP device " + str(device) +
                " does not exist (the runtime sees " + str(drv_->deviceCount) +
                ")");
@@ -166,20 +168,21 @@ private:
     if (Loaded *l = slots_[size_t(device)].load(std::memory_order_acquire))
       return l;
     auto l = std::make_unique<Loaded>();
-    if (!loadOn(device, *l))
+    if ((st = loadOn(device, *l)) != TILE_STATUS_OK)
       return nullptr;
     slots_[size_t(device)].store(l.get(), std::memory_order_release);
     return l.release();
   }
 
-  bool loadOn(int32_t device, Loaded &l) const {
+  /// Loads the hsaco on `device`: OK, or the status fail()ed with.
+  tile_status loadOn(int32_t device, Loaded &l) const {
     const Api &a = drv_->api;
     if (!drv_->use(device))
-      return false;
+      return TILE_STATUS_LAUNCH_FAILED;
     const std::string where = "HIP device " + str(device);
     hipError_t r = a.hipModuleLoadData(&l.module, hsaco_.data());
     if (r != kSuccess) {
-      fail(TILE_STATUS_LAUNCH_FAILED,
+      return fail(TILE_STATUS_LAUNCH_FAILED,
            "kernel '" + name_ + "': cannot load its " + chip_ + " hsaco on " +
                where + ": " + errorText(r) +
                (r == kErrorNoBinaryForGpu || r == kErrorInvalidImage
@@ -187,33 +190,30 @@ private:
                           ": recompile with tilec --target=hip "
                           "--chip=<the device's gfx arch>)"
                     : std::string()));
-      return false;
     }
     if (!checkHash(l.module)) {
       a.hipModuleUnload(l.module);
-      return false;
+      return TILE_STATUS_BUNDLE_ERROR;
     }
     r = a.hipModuleGetFunction(&l.fn, l.module, entry_.c_str());
     if (r != kSuccess) {
       a.hipModuleUnload(l.module);
-      fail(TILE_STATUS_BUNDLE_ERROR, "kernel '" + name_ +
-                                         "': the hsaco has no kernel '" +
-                                         entry_ + "' (" + errorText(r) + ")");
-      return false;
+      return fail(TILE_STATUS_BUNDLE_ERROR,
+                  "kernel '" + name_ + "': the hsaco has no kernel '" +
+                      entry_ + "' (" + errorText(r) + ")");
     }
     int limit = drv_->maxSharedPerBlock(device);
     if (shared_ > 0 && limit > 0 && shared_ > unsigned(limit)) {
       a.hipModuleUnload(l.module);
-      fail(TILE_STATUS_LAUNCH_FAILED,
-           "kernel '" + name_ + "' needs " + str(shared_) +
-               " bytes of LDS, but " + where + " allows " + str(limit) +
-               " per block");
-      return false;
+      return fail(TILE_STATUS_LAUNCH_FAILED,
+                  "kernel '" + name_ + "' needs " + str(shared_) +
+                      " bytes of LDS, but " + where + " allows " +
+                      str(limit) + " per block");
     }
     if (const char *v = std::getenv("TILE_HIP_VERBOSE"); v && *v)
       std::fprintf(stderr, "tile: kernel '%s' (%s) loaded on %s from hsaco\n",
                    name_.c_str(), chip_.c_str(), where.c_str());
-    return true;
+    return TILE_STATUS_OK;
   }
 
   /// The hsaco's metadata hash, when it has one, must be this

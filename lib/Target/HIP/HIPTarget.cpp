@@ -31,6 +31,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -228,21 +230,30 @@ HIPTarget::serializeToAssembly(ModuleOp module, const CompileOptions &options,
       table.emplace(module);
     return &*table;
   };
-  auto onOptimizedIR = [&](llvm::Module &m) {
-    if (!deviceIR)
-      return;
-    llvm::raw_string_ostream os(*deviceIR);
-    m.print(os, nullptr);
-  };
+  // MLIR's ROCDL serializer does not pass the IR callbacks on: the
+  // optimized, linked LLVM IR is its "offload" format (bitcode).
   gpu::TargetOptions targetOptions(
       root, /*librariesToLink=*/{}, /*cmdOptions=*/"", /*elfSection=*/"",
-      gpu::CompilationTarget::Assembly, lazyTable,
-      /*initialLlvmIRCallback=*/{}, /*linkedLlvmIRCallback=*/{},
-      onOptimizedIR);
+      deviceIR ? gpu::CompilationTarget::Offload
+               : gpu::CompilationTarget::Assembly,
+      lazyTable);
   if (failed(gpu::transformGpuModulesToBinaries(module, nullptr,
                                                 targetOptions)))
     return failure();
-  return binaryObject(module);
+  auto object = binaryObject(module);
+  if (failed(object) || !deviceIR)
+    return object;
+  llvm::LLVMContext context;
+  auto parsed = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(*object, "device.bc"), context);
+  if (!parsed)
+    return emitError(module.getLoc())
+               << "cannot read the device bitcode: "
+               << llvm::toString(parsed.takeError()),
+           failure();
+  llvm::raw_string_ostream os(*deviceIR);
+  (*parsed)->print(os, nullptr);
+  return std::string();
 }
 
 FailureOr<std::string> HIPTarget::buildHsaco(Location loc, StringRef isa,

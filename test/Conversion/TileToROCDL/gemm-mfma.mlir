@@ -1,9 +1,8 @@
 // RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=hip --tile-infer-layouts=matrix-core=mfma --convert-tile-to-amdgpu --canonicalize --cse | FileCheck %s
-// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=hip --tile-infer-layouts=matrix-core=mfma --convert-tile-to-amdgpu="remarks=true" -verify-diagnostics -o /dev/null
 
 // f16 x f16 -> f32, A row-major (k contiguous: one 8-byte LDS read per lane
 // and tile), B row-major (4 scalar LDS reads), one amdgpu.mfma 16x16x16 per
-// (A tile, B tile) pair: 2 waves of 64, each 32x64 of C = 2x4 tiles.
+// (A tile, B tile) pair: 2 waves of 64, each 64x32 of C = 4x2 tiles.
 // CHECK-LABEL: gpu.func @gemm_f16_kernel
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: memref.alloca() : memref<32xf32>
@@ -11,7 +10,7 @@
 // CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<4xf16>
 // CHECK: memref.load %{{.*}} : memref<2048xf16, #gpu.address_space<workgroup>>
 // CHECK: vector.from_elements %{{.*}} : vector<4xf16>
-// CHECK: amdgpu.mfma 16x16x16 %{{.*}} * %{{.*}} + %{{.*}} {blocks = 1 : i32} blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
+// CHECK: amdgpu.mfma 16x16x16 %{{.*}} * %{{.*}} + %{{.*}} blgp =  none : vector<4xf16>, vector<4xf16>, vector<4xf32>
 // CHECK-NOT: gpu.shuffle
 // CHECK: gpu.return
 func.func @gemm_f16(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32>) attributes {tile.kernel} {
@@ -35,7 +34,7 @@ func.func @gemm_f16(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32
 // CHECK-LABEL: gpu.func @gemm_bf16_kernel
 // CHECK: scf.for
 // CHECK-COUNT-2: vector.load %{{.*}} {alignment = 8 : i64} : memref<1024xbf16, #gpu.address_space<workgroup>>, vector<4xbf16>
-// CHECK: amdgpu.mfma 16x16x16 %{{.*}} * %{{.*}} + %{{.*}} {blocks = 1 : i32} blgp = none : vector<4xbf16>, vector<4xbf16>, vector<4xf32>
+// CHECK: amdgpu.mfma 16x16x16 %{{.*}} * %{{.*}} + %{{.*}} blgp =  none : vector<4xbf16>, vector<4xbf16>, vector<4xf32>
 // CHECK: gpu.return
 func.func @gemm_bf16(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
@@ -54,7 +53,7 @@ func.func @gemm_bf16(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?x
 
 // -----
 
-// What MFMA does not cover is SIMT, and says so with remarks=true.
+// What MFMA does not cover is SIMT (gemm-simt-remarks.mlir: the remark).
 // CHECK-LABEL: gpu.func @gemm_simt_kernel
 // CHECK-NOT: amdgpu.mfma
 // CHECK: arith.mulf
@@ -66,7 +65,6 @@ func.func @gemm_simt(%A: memref<?x?xf32>, %C: memref<?x?xf32>) attributes {tile.
     %As = tile.alloc : memref<16x16xf32, #tile.scope<shared>>
     %Cf = tile.alloc : memref<16x16xf32, #tile.scope<fragment>>
     tile.copy %A[%c0, %c0] to %As : memref<?x?xf32> to memref<16x16xf32, #tile.scope<shared>>
-    // expected-remark @below {{tile.gemm lowered to SIMT FMAs (no tensor cores): no MFMA for these element types (f16 x f16 -> f32, bf16 x bf16 -> f32)}}
     tile.gemm %As, %As, %Cf {clear} : memref<16x16xf32, #tile.scope<shared>>, memref<16x16xf32, #tile.scope<shared>>, memref<16x16xf32, #tile.scope<fragment>>
     tile.copy %Cf to %C[%c0, %c0] : memref<16x16xf32, #tile.scope<fragment>> to memref<?x?xf32>
   }

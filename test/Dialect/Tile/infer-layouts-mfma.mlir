@@ -2,14 +2,14 @@
 // RUN: not tile-opt %s -split-input-file --tile-infer-layouts=matrix-core=wmma 2>&1 | FileCheck %s --check-prefix=BAD
 
 // matrix-core=mfma (AMD): the accumulator gets the MFMA 16x16 layout (2
-// waves of 64 as 2x1 over 128x128: 64x128 per wave, lane l of a 16x16 tile
+// waves of 64 as 1x2 over 128x128: 128x64 per wave, lane l of a 16x16 tile
 // holding column l % 16 and rows 4 * (l / 16) + {0..3}), the LDS operands
 // the 8-byte-chunk swizzle of their row pitch (64-byte rows: 3 bits of the
 // row above the 128-byte window, shift 4; 256-byte rows: 4 bits, shift 5).
 // CHECK-LABEL: func.func @gemm
 // CHECK: tile.alloc {layout = #tile.swizzle<bits = 3, base = 3, shift = 4>} : memref<128x32xf16
 // CHECK: tile.alloc {layout = #tile.swizzle<bits = 4, base = 3, shift = 5>} : memref<32x128xf16
-// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d0 floordiv 64) * 64 + ((d0 mod 16) floordiv 4) * 16 + d1 mod 16), index = (d0, d1) -> ((((d0 mod 64) floordiv 16) * 8 + d1 floordiv 16) * 4 + d0 mod 4), threads = 128, inverse = {{.*}}>} : memref<128x128xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> (((d0 floordiv 128) * 2 + d1 floordiv 64) * 64 + ((d0 mod 16) floordiv 4) * 16 + d1 mod 16), index = (d0, d1) -> ((((d0 mod 128) floordiv 16) * 4 + (d1 mod 64) floordiv 16) * 4 + d0 mod 4), threads = 128, inverse = {{.*}}>} : memref<128x128xf32
 func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>)
     attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
@@ -29,7 +29,7 @@ func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>)
 // A thread count that is not whole waves of 64: no MFMA layout (the
 // default linear one), so the gemm will be SIMT.
 // CHECK-LABEL: func.func @half_wave
-// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d0 * 16 + d1) mod 32), index = (d0, d1) -> ((d0 * 16 + d1) floordiv 32), threads = 32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 + d0 * 16) mod 32), index = (d0, d1) -> ((d1 + d0 * 16) floordiv 32), threads = 32
 func.func @half_wave(%A: memref<?x?xf16>, %C: memref<?x?xf32>)
     attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
