@@ -45,9 +45,13 @@ void mlir::tile::buildTileToROCDLPipeline(
     OpPassManager &pm, const TileToROCDLPipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"hip", opts.chip, opts.features}));
-  pm.addPass(createTileInferLayouts(TileInferLayoutsOptions{"mfma"}));
-  pm.addPass(createConvertTileToAMDGPU(
-      ConvertTileToAMDGPUOptions{opts.chip, opts.remarks}));
+  TileInferLayoutsOptions layouts;
+  layouts.matrixCore = "mfma";
+  pm.addPass(createTileInferLayouts(layouts));
+  ConvertTileToAMDGPUOptions lowering;
+  lowering.chip = opts.chip;
+  lowering.remarks = opts.remarks;
+  pm.addPass(createConvertTileToAMDGPU(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.nest<gpu::GPUModuleOp>().addNestedPass<gpu::GPUFuncOp>(

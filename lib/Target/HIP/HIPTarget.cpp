@@ -258,13 +258,12 @@ HIPTarget::serializeToAssembly(ModuleOp module, const CompileOptions &options,
 
 FailureOr<std::string> HIPTarget::buildHsaco(Location loc, StringRef isa,
                                              const CompileOptions &options) const {
-  MLIRContext *ctx = loc.getContext();
   auto emitErr = [&]() { return emitError(loc); };
   FailureOr<SmallVector<char, 0>> object = ROCDL::assembleIsa(
       isa, kTriple, options.chip, options.features, emitErr);
   if (failed(object))
     return failure();
-  (void)ctx;
+  // ld.lld -shared: the object's kernels become the code object's symbols.
   std::string hsaco;
   if (failed(linkSharedObject(loc, StringRef(object->data(), object->size()),
                               hsaco)))
