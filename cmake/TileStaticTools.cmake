@@ -8,14 +8,14 @@
 # as link interface. This rewrites those interfaces:
 #   LLVM                  -> the static LLVM component libraries, minus the
 #                            code generators of targets tile does not compile
-#                            for (only X86 hosts and NVPTX stay);
+#                            for (only X86 hosts, NVPTX and AMDGPU stay);
 #   ZLIB::ZLIB, zstd::... -> libz.a, libzstd.a;
 #   z3, libxml2, libedit, curl, ffi, pfm, Polly -> dropped (only LLVM parts
 #                            tilec never reaches use them: should one be reached,
 #                            the link fails with an undefined symbol).
 # Nothing is changed when the option is OFF.
 
-set(TILE_STATIC_LLVM_TARGETS X86 NVPTX CACHE STRING
+set(TILE_STATIC_LLVM_TARGETS X86 NVPTX AMDGPU CACHE STRING
   "LLVM targets whose code generators the static tilec may contain")
 set(_tile_other_targets ${LLVM_TARGETS_TO_BUILD})
 list(REMOVE_ITEM _tile_other_targets ${TILE_STATIC_LLVM_TARGETS})

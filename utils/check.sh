@@ -8,6 +8,7 @@
 #   pytest  the end-to-end numerics suite on the CPU (test/E2E) and the
 #           Python package's tests (python/tests)
 #   cuda    every CUDA bundle of test/E2E compiled for sm_90a and sm_80
+#   hip     every HIP bundle of test/E2E compiled for gfx942 and gfx90a
 #   wheel   utils/wheel.sh builds the self-contained wheel for one Python
 #           (the static tilec inside) and test/Wheel installs it into a
 #           fresh venv with --no-index and compiles + runs kernels with no
@@ -216,6 +217,22 @@ run_cuda_bundles() {
         --junitxml="$xml" test/E2E
   ) 2>&1 | tee "$log"
   record_suite cuda "${PIPESTATUS[0]}" "$xml" "$log"
+}
+
+# No AMD GPU here either: every E2E kernel is compiled for gfx942 and
+# gfx90a (tilec: ROCDL, AMDGPU codegen, ld.lld into an hsaco), compile-only.
+run_hip_bundles() {
+  local xml="$RESULTS/hip-bundles.xml" log="$TILE_LOG_DIR/hip-bundles.log"
+  rm -f "$xml"
+  tile_step "hip bundles: test/E2E compiled for gfx942 and gfx90a (tilec, hsaco)"
+  (
+    cd "$TILE_ROOT" &&
+      PATH="$TILE_BUILD_DIR/bin:$PATH" TILE_BUILD_DIR="$TILE_BUILD_DIR" \
+        TILE_E2E_TARGET=hip TILE_E2E_CHIPS=gfx942,gfx90a TILE_E2E_COMPILE_ONLY=1 \
+        py -m pytest -q -p no:cacheprovider --rootdir="$TILE_ROOT" \
+        --junitxml="$xml" test/E2E
+  ) 2>&1 | tee "$log"
+  record_suite hip "${PIPESTATUS[0]}" "$xml" "$log"
 }
 
 # The self-contained wheel: built for TILE_WHEEL_PYTHON (default 3.12 when
@@ -535,6 +552,7 @@ main() {
   run_ctest
   run_pytest
   run_cuda_bundles
+  run_hip_bundles
   ((NO_WHEEL)) || run_wheel
   run_nvrtc_sources
   run_metal

@@ -6,6 +6,7 @@
 #include "tile/Conversion/TileToCUDASource.h"
 #include "tile/Conversion/TileToMetalSource.h"
 #include "tile/Conversion/TileToNVVM.h"
+#include "tile/Conversion/TileToROCDL.h"
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 #include "tile/Dialect/Tile/Transforms/Passes.h"
 
@@ -19,6 +20,7 @@ void mlir::tile::registerAllDialects(DialectRegistry &registry) {
                   LLVM::LLVMDialect>();
   registerTileNVVMDialects(registry);
   registerTileCUDASourceDialects(registry);
+  registerTileROCDLDialects(registry);
 }
 
 void mlir::tile::registerAllPasses() {
@@ -26,6 +28,7 @@ void mlir::tile::registerAllPasses() {
   registerTileConversionPasses();
   registerTileToCPUPipeline();
   registerTileToNVVMPipeline();
+  registerTileToROCDLPipeline();
   registerTileToCUDASourcePipeline();
   registerTileToMetalSourcePipeline();
 }

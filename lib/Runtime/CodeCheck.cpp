@@ -169,8 +169,8 @@ tile_status checkBundleCode(const KernelPlan &plan,
   case TargetKind::Cpu:
     return checkCpu(plan, bundle);
   case TargetKind::Cuda:
+  case TargetKind::Hip: // the same entry names and native.so host side
     return checkCuda(plan, bundle);
-  case TargetKind::Hip:
   case TargetKind::Metal:
     break;
   }

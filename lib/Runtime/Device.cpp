@@ -17,6 +17,7 @@ constexpr Layer kLayers[] = {
     {TargetKind::Cpu, TILE_BACKEND_AUTO, loadCpuModule},
     {TargetKind::Cuda, TILE_BACKEND_NVRTC, loadNvrtcModule},
     {TargetKind::Cuda, TILE_BACKEND_AUTO, loadCudaModule},
+    {TargetKind::Hip, TILE_BACKEND_AUTO, loadHipModule},
 };
 
 } // namespace

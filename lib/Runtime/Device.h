@@ -5,7 +5,8 @@
 // entry points (the native wrapper). Each target's layer lives in its own
 // folder: Cpu/ (host.so over a thread pool), Cuda/ (driver API through
 // dlopen("libcuda.so.1"), cubin / PTX sections, native.so for the wrapper,
-// sm_90a variants). A layer plugs in here, with one line in Device.cpp's
+// sm_90a variants), Hip/ (HIP runtime through dlopen("libamdhip64.so"),
+// the hsaco section, native.so). A layer plugs in here, with one line in Device.cpp's
 // table, without touching the generic load and launch logic (Load.cpp,
 // Launch.cpp, Metadata.cpp).
 //
@@ -62,6 +63,8 @@ tile_status loadCudaModule(const KernelPlan &plan,
 tile_status loadNvrtcModule(const KernelPlan &plan,
                             const bundle::Reader &bundle,
                             std::unique_ptr<DeviceModule> &out); // Cuda/
+tile_status loadHipModule(const KernelPlan &plan, const bundle::Reader &bundle,
+                          std::unique_ptr<DeviceModule> &out); // Hip/
 
 } // namespace tile::rt
 

@@ -67,6 +67,7 @@ DeviceMemory *memoryFor(DLDevice device) {
   } kTable[] = {
       {kDLCPU, []() -> DeviceMemory & { return cpu; }},
       {kDLCUDA, cudaMemory},
+      {kDLROCM, hipMemory},
   };
   for (const auto &e : kTable)
     if (e.type == device.device_type)

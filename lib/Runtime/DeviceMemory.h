@@ -4,7 +4,7 @@
 // for C programs without a framework (tile-run). One implementation per
 // device type, found by DLPack device type in DeviceMemory.cpp's table; the
 // CPU one is in DeviceMemory.cpp, the CUDA one (the driver layer of
-// CudaDriver.h) in CudaMemory.cpp.
+// CudaDriver.h) in CudaMemory.cpp, the HIP one in Hip/HipMemory.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_DEVICEMEMORY_H
@@ -40,6 +40,8 @@ public:
 
 /// The CUDA implementation (CudaMemory.cpp).
 DeviceMemory &cudaMemory();
+/// The HIP implementation (Hip/HipMemory.cpp).
+DeviceMemory &hipMemory();
 
 } // namespace tile::rt
 

@@ -305,3 +305,28 @@ def cuda_chip(device=0):
             return None
     suffix = "a" if major >= 9 else ""
     return f"sm_{major}{minor}{suffix}"
+
+
+def hip_torch():
+    """torch when it is a ROCm (HIP) build with a visible AMD GPU, else None.
+    Under HIP builds torch.cuda is ROCm's API (kDLROCM tensors, hipStream_t
+    streams from torch's current stream)."""
+    if "torch" not in sys.modules and not _importable("torch"):
+        return None
+    try:
+        import torch
+        if getattr(torch.version, "hip", None) and torch.cuda.is_available():
+            return torch
+    except Exception:  # noqa: BLE001
+        pass
+    return None
+
+
+def hip_chip(device=0):
+    """gfxNNN of an AMD GPU (gcnArchName without its feature suffixes, e.g.
+    'gfx942:sramecc+:xnack-' -> 'gfx942'), or None when not known."""
+    torch = hip_torch()
+    if torch is None:
+        return None
+    name = getattr(torch.cuda.get_device_properties(device), "gcnArchName", "")
+    return name.split(":")[0] or None

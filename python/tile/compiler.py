@@ -154,8 +154,11 @@ def host_cpu_id():
 # ---- target / backend ------------------------------------------------------------
 
 def detect_target():
-    """'cuda' when a GPU is visible (torch, cupy or libcuda), else 'cpu'."""
+    """'hip' under a ROCm build of torch with an AMD GPU, 'cuda' when a GPU
+    is visible (torch, cupy or libcuda), else 'cpu'."""
     try:
+        if _frameworks.hip_torch() is not None:
+            return "hip"
         if _frameworks.cuda_device_count() > 0:
             return "cuda"
     except Exception:  # noqa: BLE001 - detection must never fail compile
@@ -176,6 +179,8 @@ def resolve_target(target):
                          "':<chip>', e.g. 'cuda:sm_90a')")
     if kind == "cuda" and not chip:
         chip = _frameworks.cuda_chip(0) or ""
+    if kind == "hip" and not chip:
+        chip = _frameworks.hip_chip(0) or ""
     return kind, chip
 
 

@@ -14,6 +14,8 @@ SOURCE_SECTIONS = {
     "cuda": "cuda",
     "msl": "msl",
     "metadata": "metadata",
+    # hip: the hsaco's registers, LDS and scratch per kernel (JSON).
+    "hsaco.resources": "hsaco.resources",
 }
 
 
@@ -104,8 +106,8 @@ class Kernel(_runtime.KernelHandle):
 
     def get_source(self, kind="mlir"):
         """Source text from the bundle: 'mlir' (input IR), 'llvm' (host/device
-        LLVM IR), 'ptx', 'cuda', 'msl' (Metal), 'metadata'. Raises ValueError
-        when the bundle has no such section."""
+        LLVM IR), 'ptx', 'cuda', 'msl' (Metal), 'metadata', 'hsaco.resources'.
+        Raises ValueError when the bundle has no such section."""
         section = SOURCE_SECTIONS.get(kind)
         if section is None:
             raise ValueError(f"get_source: unknown kind {kind!r} (expected one "

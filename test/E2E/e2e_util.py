@@ -29,12 +29,15 @@ KERNELS = pathlib.Path(__file__).resolve().parent / "kernels"
 EXAMPLES = REPO / "examples"
 
 TARGET = os.environ.get("TILE_E2E_TARGET", "cpu")
-if TARGET not in ("cpu", "cuda", "metal"):
-    raise ValueError(f"TILE_E2E_TARGET must be cpu, cuda or metal, not "
+if TARGET not in ("cpu", "cuda", "hip", "metal"):
+    raise ValueError(f"TILE_E2E_TARGET must be cpu, cuda, hip or metal, not "
                      f"{TARGET!r}")
-CHIPS = [c for c in os.environ.get(
-    "TILE_E2E_CHIPS", "apple-m1" if TARGET == "metal" else "sm_90a,sm_80"
-).split(",") if c]
+# The GPU targets' chips (hip: compile-only here, no AMD GPU; check.sh).
+DEFAULT_CHIPS = {"cuda": "sm_90a,sm_80", "hip": "gfx942,gfx90a",
+                 "metal": "apple-m1"}
+CHIPS = [c for c in os.environ.get("TILE_E2E_CHIPS",
+                                   DEFAULT_CHIPS.get(TARGET, "")).split(",")
+         if c]
 # TILE_E2E_TARGET=metal (utils/check.sh's metal stage, no Apple hardware):
 # every run goes through the Python package's metal-torch launcher on the
 # fake torch.mps of test/Metal, which compiles the bundle's MSL with

@@ -18,7 +18,7 @@
 // RUN: not tilec %s --target=cuda --chip=gfx942 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: not tilec %s --target=cuda --features=+ptx99 -o /dev/null 2>&1 | FileCheck %s --check-prefix=FEATURE
 // RUN: not tilec %s --target=cpu --emit=ptx 2>&1 | FileCheck %s --check-prefix=CPU-PTX
-// RUN: not tilec %s --emit=asm 2>&1 | FileCheck %s --check-prefix=EMIT
+// RUN: not tilec %s --emit=spirv 2>&1 | FileCheck %s --check-prefix=EMIT
 
 // PTX: .target sm_80
 // PTX: .entry scale_kernel(
@@ -50,7 +50,8 @@
 
 // CPU-PTX: error: target 'cpu' cannot emit 'ptx' (it emits: bundle, metadata, mlir, llvm, obj)
 
-// EMIT: for the --emit option: unknown value 'asm' (expected one of: bundle, metadata, mlir, llvm, obj, ptx, cubin, cuda, msl)
+// EMIT: for the --emit option: unknown value 'spirv' (expected one of: bundle, metadata, mlir, llvm, obj, ptx, cubin, cuda
+// EMIT-SAME: msl
 
 func.func @scale(%x: memref<?xf32> {tile.name = "X", tile.dims = ["N"]},
                  %y: memref<?xf32> {tile.name = "Y", tile.dims = ["N"], tile.output})

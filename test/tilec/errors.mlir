@@ -8,7 +8,9 @@
 // RANGE: --out-idx 5 is out of range: the kernel has 2 parameters
 // SCALAR: --out-idx 1 names a scalar parameter; outputs must be tensors
 // BACKEND: error: unknown backend 'ctypes' for target 'cpu' (tilec generates code for: ffi, native)
-// TARGET: for the --target option: unknown value 'vulkan' (expected one of: cpu, cuda, metal)
+// TARGET: for the --target option: unknown value 'vulkan' (expected one of: cpu, cuda
+// TARGET-SAME: hip
+// TARGET-SAME: metal
 // MISSING: cannot read
 // PIPELINE: no-such-pass
 

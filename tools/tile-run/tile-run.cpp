@@ -3,9 +3,9 @@
 //   tile-run bundle.tileb [--backend=auto|ffi|native|nvrtc] [--dims M=1000,N=64]
 //            [--scalar alpha=0.5] [--input A=a.npy] [--seed S] [-n N]
 //            [--warmup W] [--save-outputs DIR] [--compare-backends ffi,native]
-//            [--atol X] [--device=cpu|cuda[:N]] [--info]
+//            [--atol X] [--device=cpu|cuda[:N]|hip[:N]] [--info]
 //
-// CUDA bundles run on a GPU (--device, default: the bundle's target): the
+// CUDA and HIP bundles run on a GPU (--device, default: the bundle's target): the
 // inputs are copied to device memory before every run, launches go to the
 // legacy default stream and are timed with CUDA events, results are copied
 // back, all through the runtime's public device API (tile_device_*,
@@ -64,8 +64,8 @@ const char *kUsage =
     "                         the run (in-place results), not only outputs\n"
     "  --compare-backends A,B run with both backends, compare outputs\n"
     "  --atol X               tolerance for --compare-backends (default 0)\n"
-    "  --device=D             cpu or cuda[:N] (default: the bundle's target,\n"
-    "                         device 0)\n"
+    "  --device=D             cpu, cuda[:N] or hip[:N] (default: the bundle's\n"
+    "                         target, device 0)\n"
     "  --info                 print the kernel's interface and exit\n";
 
 struct Options {
@@ -82,9 +82,10 @@ struct Options {
   std::string device; // "" = from the bundle's target
 };
 
-/// Where tensors live: host memory, or CUDA device `id`.
+/// Where tensors live: host memory, or GPU `id` (CUDA or HIP: `name`).
 struct Device {
-  bool cuda = false;
+  bool cuda = false; // a GPU, through tile_device_* (CUDA or HIP)
+  std::string name = "cpu";
   int id = 0;
   DLDevice dl{kDLCPU, 0};
   tile_timer_t timer = nullptr; // device-clock timing (CUDA)
@@ -243,15 +244,19 @@ void setupDevice(tile_kernel_t k, const Options &o) {
           target + "'; it cannot run with --device=cpu");
     return;
   }
-  if (d.compare(0, 4, "cuda") != 0 ||
-      (d.size() > 4 && (d[4] != ':' || d.size() == 5)))
-    die("--device expects cpu, cuda or cuda:N, got '" + d + "'");
-  if (target != "cuda")
+  // A GPU: cuda[:N] or hip[:N] (ROCm tensors), matching the target.
+  std::string kind = d.substr(0, d.find(':'));
+  size_t n = kind.size();
+  if ((kind != "cuda" && kind != "hip") ||
+      (d.size() > n && (d[n] != ':' || d.size() == n + 1)))
+    die("--device expects cpu, cuda[:N] or hip[:N], got '" + d + "'");
+  if (target != kind)
     die("kernel '" + std::string(tile_kernel_name(k)) + "' targets '" +
         target + "'; it cannot run with --device=" + d);
   gDevice.cuda = true;
-  gDevice.id = d.size() > 5 ? int(toInt(d.substr(5), "--device")) : 0;
-  gDevice.dl = {kDLCUDA, gDevice.id};
+  gDevice.name = kind;
+  gDevice.id = d.size() > n ? int(toInt(d.substr(n + 1), "--device")) : 0;
+  gDevice.dl = {kind == "hip" ? kDLROCM : kDLCUDA, gDevice.id};
   if (tile_status st = tile_timer_create(gDevice.dl, &gDevice.timer))
     die(std::string(tile_status_name(st)) + ": " + tile_last_error());
 }
@@ -554,10 +559,12 @@ std::vector<Output> runBackend(tile_kernel_t k, Setup &s, const Options &o) {
     std::sort(times.begin(), times.end());
     if (api) {
       std::sort(hostTimes.begin(), hostTimes.end());
-      std::printf("%s [%s, cuda:%d]: %d runs, median %.2f us, min %.2f us "
-                  "(CUDA events); launch call median %.2f us\n",
-                  tile_kernel_name(k), tile_kernel_backend(k), gDevice.id,
+      std::printf("%s [%s, %s:%d]: %d runs, median %.2f us, min %.2f us "
+                  "(%s events); launch call median %.2f us\n",
+                  tile_kernel_name(k), tile_kernel_backend(k),
+                  gDevice.name.c_str(), gDevice.id,
                   o.runs, times[times.size() / 2], times.front(),
+                  gDevice.name == "hip" ? "HIP" : "CUDA",
                   hostTimes[hostTimes.size() / 2]);
     } else {
       std::printf("%s [%s]: %d runs, median %.2f us, min %.2f us\n",

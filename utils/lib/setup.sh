@@ -35,6 +35,7 @@ TILE_DEBIAN_PACKAGES=(
   ninja-build cmake ccache
   libdlpack-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   python3 python3-venv
+  rocm-device-libs libamdhip64-dev # hip target: ocml/ockl bitcode, HIP runtime
 )
 
 tile_step() { printf '==> %s\n' "$*"; }

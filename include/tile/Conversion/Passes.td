@@ -93,6 +93,54 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileROCDLPrivateAllocas : Pass<"tile-rocdl-private-allocas", "::mlir::gpu::GPUFuncOp"> {
+  let summary = "Put a gpu.func's per-thread arrays in AMDGPU private memory, in the entry block";
+  let description = [{
+    The per-thread lowering keeps fragments and local buffers in
+    `memref.alloca`s of the default memory space, some inside loops. The
+    AMDGPU backend only selects static allocas of the private address space
+    (5): a flat (0) alloca fails instruction selection and an alloca outside
+    the entry block is a dynamic stack allocation, which it does not
+    support. This pass moves every static-shaped `memref.alloca` of the
+    function to the start of its entry block (its contents are undefined at
+    creation, so one allocation per thread serves every iteration), gives it
+    `#gpu.address_space<private>` and casts it back to the original type
+    with `memref.memory_space_cast` (LLVM's InferAddressSpaces turns the flat
+    accesses back into private ones; SROA then keeps small arrays in
+    registers). A dynamically sized alloca is an error naming it.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::gpu::GPUDialect"];
+}
+
+def ConvertTileToAMDGPU : Pass<"convert-tile-to-amdgpu", "::mlir::ModuleOp"> {
+  let summary = "Lower a tile kernel's launch to a gpu.func over gpu/amdgpu ops (AMD CDNA)";
+  let description = [{
+    convert-tile-to-nvgpu's outlining and per-thread lowering
+    (lib/Conversion/TileToNVGPU/Lowering.h) for AMD's wave64 GPUs
+    (gfx90a, gfx942): lanes and waves of 64, warp reductions as gpu.shuffle
+    over 64 lanes (ds_bpermute / DPP after convert-gpu-to-rocdl), and
+    tile.gemm on f16/bf16 with an f32 accumulator in the MFMA layout
+    (tile-infer-layouts{matrix-core=mfma}) as amdgpu.mfma 16x16x16 with A
+    and B read from LDS (8-byte ds_read per lane from the swizzled
+    buffers). No cp.async: global->LDS copies are vector loads through
+    registers. Other gemms are SIMT FMAs (a remark with `remarks`).
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"gfx942\"",
+           "Target GPU (gfx90a, gfx942)">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark naming every op that takes a slow general path "
+           "(a tile.gemm lowered to SIMT FMAs) and the reason">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::math::MathDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::amdgpu::AMDGPUDialect",
+    "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
 
 //===----------------------------------------------------------------------===//
 // Hopper (sm_90a): warp specialization, TMA + mbarrier + wgmma GEMM kernels

@@ -245,7 +245,10 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
         write(idx, read(idx));
       });
     };
-    if (!(dstShared && !sb &&
+    bool targetCopy = dstShared && !sb && copyToShared &&
+                      succeeded(copyToShared(*this, op));
+    if (!targetCopy &&
+        !(dstShared && !sb &&
           succeeded(lowerCopyAsync(*this, op, scalarPath, !async))))
       scalarPath();
   }

@@ -59,7 +59,7 @@ LogicalResult KernelLowering::lowerGemm(GemmOp op) {
     });
   std::string whyNot = "an operand is a local buffer";
   if (ab->scope != MemoryScope::local && bb->scope != MemoryScope::local &&
-      succeeded(lowerGemmMma(*this, op, whyNot)))
+      succeeded(matrixGemm(*this, op, whyNot)))
     return success();
   if (remarks)
     op.emitRemark("tile.gemm lowered to SIMT FMAs (no tensor cores): ")

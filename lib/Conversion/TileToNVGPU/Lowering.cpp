@@ -38,9 +38,12 @@ using namespace mlir::tile;
 using namespace mlir::tile::nvgpu_lowering;
 
 KernelLowering::KernelLowering(gpu::GPUFuncOp func, int64_t threads,
-                               StringRef chip)
+                               const GPUTargetInfo &target)
     : b(func.getContext()), loc(func.getLoc()), func(func), threads(threads),
-      chip(chip.str()) {}
+      chip(target.chip), waveSize(target.waveSize),
+      matrixGemm(target.matrixGemm),
+      sharedMemoryLimit(target.sharedMemoryLimit),
+      asyncCopy(target.asyncCopy), copyToShared(target.copyToShared) {}
 
 //===----------------------------------------------------------------------===//
 // Small helpers
@@ -360,8 +363,8 @@ LogicalResult KernelLowering::createBuffers() {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  laneId = arith::RemUIOp::create(b, loc, tid, cst(32));
-  warpId = arith::DivUIOp::create(b, loc, tid, cst(32));
+  laneId = arith::RemUIOp::create(b, loc, tid, cst(waveSize));
+  warpId = arith::DivUIOp::create(b, loc, tid, cst(waveSize));
   auto smemType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                                   MemRefLayoutAttrInterface(),
                                   workgroupSpace(ctx));
@@ -627,7 +630,10 @@ void KernelLowering::removeRedundantBarriers(gpu::GPUFuncOp func) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<int64_t> KernelLowering::run() {
-  planPipelines();
+  // Software pipelines issue their copies asynchronously (cp.async); a
+  // target without async copies runs tile.pipelined as a serial loop.
+  if (asyncCopy)
+    planPipelines();
   func.walk([&](GemmOp gemm) {
     std::string whyNot;
     if (auto plan = planWgmma(gemm, chip, whyNot))

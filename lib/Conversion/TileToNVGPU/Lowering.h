@@ -72,12 +72,16 @@ struct PipelinePlan {
   bool issueFirst = true;            // producers issued before the compute
 };
 
+
+class KernelLowering;
+
 /// The shared memory a block may use on a chip (SharedMemory.cpp).
 struct SharedMemoryLimit {
   int64_t perBlock = 0; // the chip's opt-in maximum per block
   int64_t dynamic = 0;  // what the kernel's dynamic shared memory may take
   bool known = false;   // the chip is in the table (else 48 KiB assumed)
 };
+/// NVIDIA's table (GPUTargetInfo's default sharedMemoryLimit).
 SharedMemoryLimit getSharedMemoryLimit(StringRef chip);
 
 /// A tile.gemm lowered to wgmma (GemmWgmma.cpp): the static facts
@@ -90,9 +94,42 @@ struct WgmmaPlan {
   bool bKMajor = true;    // B transposed ([N x K])
 };
 
+/// A target's matrix-core gemm (mma.sync on NVIDIA, MFMA on AMD): emits the
+/// gemm and returns success(), or returns failure() with `whyNot` set and
+/// nothing emitted (the SIMT gemm is used then).
+using MatrixGemmFn = LogicalResult (*)(KernelLowering &, GemmOp,
+                                       std::string &whyNot);
+LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op,
+                           std::string &whyNot);
+
+/// What differs between the GPUs this per-thread lowering serves; the
+/// defaults are NVIDIA's (convert-tile-to-nvgpu). AMD's (wave64, MFMA) are
+/// set by convert-tile-to-amdgpu (lib/Conversion/TileToROCDL).
+struct GPUTargetInfo {
+  std::string chip;
+  /// Lanes of a warp (NVIDIA: 32) or wavefront (AMD CDNA: 64).
+  int64_t waveSize = 32;
+  MatrixGemmFn matrixGemm = lowerGemmMma;
+  /// The chip's shared memory (LDS) limit, checked at compile time.
+  SharedMemoryLimit (*sharedMemoryLimit)(StringRef chip) = getSharedMemoryLimit;
+  /// cp.async global->shared copies (sm_80+), which multi-stage
+  /// tile.pipelined software pipelines are built on.
+  bool asyncCopy = true;
+  /// A target's own global -> shared tile.copy (AMD: 16-byte loads through
+  /// registers), tried first when set; failure(): nothing emitted.
+  LogicalResult (*copyToShared)(KernelLowering &, CopyOp) = nullptr;
+};
+
+/// Outlines every tile.kernel of `module` into a gpu.module/gpu.func and
+/// lowers its body for `target`; sets the metadata's shared_bytes.
+LogicalResult outlineAndLowerKernels(ModuleOp module,
+                                     const GPUTargetInfo &target,
+                                     bool remarks);
+
 class KernelLowering {
 public:
-  KernelLowering(gpu::GPUFuncOp func, int64_t threads, StringRef chip);
+  KernelLowering(gpu::GPUFuncOp func, int64_t threads,
+                 const GPUTargetInfo &target);
 
   /// Lowers every tile op of the function body. Returns the dynamic shared
   /// memory bytes the kernel uses.
@@ -151,9 +188,14 @@ public:
   gpu::GPUFuncOp func;
   int64_t threads;
   std::string chip;
+  int64_t waveSize;       // GPUTargetInfo::waveSize
+  MatrixGemmFn matrixGemm; // GPUTargetInfo::matrixGemm
+  SharedMemoryLimit (*sharedMemoryLimit)(StringRef); // GPUTargetInfo's
+  bool asyncCopy;                                     // GPUTargetInfo's
+  LogicalResult (*copyToShared)(KernelLowering &, CopyOp); // GPUTargetInfo's
   bool remarks = false; // remarks on slow general paths (pass option)
   bool hopperVariants = false; // the kernel has sm_90a variants
-  Value tid, laneId, warpId;
+  Value tid, laneId, warpId; // lane/warp of waveSize lanes
   Value smem; // memref<?xi8, workgroup>
   int64_t sharedBytes = 0;
   int64_t scratchBytes = 0;
@@ -213,10 +255,8 @@ private:
 
 /// Fast paths. Return failure() when they do not apply (nothing was emitted
 /// then).
-/// mma.sync (Gemm.cpp): A from shared (ldmatrix) or from a fragment in the
-/// mma A-operand register layout; `whyNot` says why not on failure.
-LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op,
-                           std::string &whyNot);
+/// mma.sync (Gemm.cpp, GPUTargetInfo's default matrixGemm): A from shared
+/// (ldmatrix) or from a fragment in the mma A-operand register layout.
 /// wgmma (GemmWgmma.cpp, sm_90a): the plan when `op` can be one warpgroup
 /// MMA chain per warpgroup (static conditions on chip, types and layouts),
 /// else nullopt with `whyNot` saying why.

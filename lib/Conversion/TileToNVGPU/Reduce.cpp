@@ -52,7 +52,8 @@ static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
   ArrayRef<int64_t> tshape = tb.type.getShape();
   unsigned width = elt.getIntOrFloatBitWidth();
   if (sb.scope != MemoryScope::fragment || tb.scope != MemoryScope::fragment ||
-      threads % 32 != 0 || tshape.empty() || sb.layout.getReplicate() != 1 ||
+      threads % kl.waveSize != 0 || tshape.empty() ||
+      sb.layout.getReplicate() != 1 ||
       sb.registers > 256 || tb.registers > 256 || width > 32 ||
       !(isa<FloatType>(elt) || width >= 8))
     return failure();
@@ -82,7 +83,7 @@ static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
     for (int64_t s = 0; s < tb.registers; ++s)
       holders[linear(tInv.compose({t, s}))].insert(t);
   SmallVector<int64_t> laneBits;
-  for (int64_t bit = 1; bit < 32; bit *= 2) {
+  for (int64_t bit = 1; bit < kl.waveSize; bit *= 2) {
     bool free = llvm::all_of(holders, [&](const llvm::DenseSet<int64_t> &h) {
       return llvm::all_of(h, [&](int64_t t) { return h.contains(t ^ bit); });
     });
@@ -94,7 +95,7 @@ static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
   for (const llvm::DenseSet<int64_t> &h : holders) {
     llvm::DenseMap<int64_t, int64_t> perWarp;
     for (int64_t t : h)
-      ++perWarp[t / 32];
+      ++perWarp[t / kl.waveSize];
     for (auto [w, n] : perWarp)
       if (n != group)
         return failure();
@@ -114,14 +115,15 @@ static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
   }
   for (Value &v : partial)
     for (int64_t bit : laneBits) {
-      auto sh = gpu::ShuffleOp::create(b, loc, v, kl.i32(bit), kl.i32(32),
+      auto sh = gpu::ShuffleOp::create(b, loc, v, kl.i32(bit),
+                                       kl.i32(kl.waveSize),
                                        gpu::ShuffleMode::XOR);
       v = reduceCombine(b, loc, kind, v, sh.getShuffleResult(), false);
     }
   if (acrossWarps) {
     // Warp w's value of element l at w * tn + l; identity where warp w
     // holds no l.
-    int64_t warps = threads / 32;
+    int64_t warps = threads / kl.waveSize;
     Value view = kl.scratch(wide, warps * tn);
     kl.barrier();
     kl.forEachLinear(warps * tn, [&](Value l) {
@@ -209,7 +211,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
   unsigned width = elt.getIntOrFloatBitWidth();
   bool shuffleable = width <= 32 && (isa<FloatType>(elt) || width >= 8);
   if (sb->scope == MemoryScope::fragment &&
-      tb->scope == MemoryScope::fragment && threads % 32 == 0 && shuffleable &&
+      tb->scope == MemoryScope::fragment && threads % waveSize == 0 &&
+      shuffleable &&
       tb->layout.getReplicate() == threads && tb->registers == tn &&
       tb->layout == getReplicatedLayout(b.getContext(), tshape, threads)) {
     Type wide = width == 32 ? elt
@@ -238,15 +241,15 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
                                    tid),
              emit);
     });
-    int64_t warps = threads / 32;
+    int64_t warps = threads / waveSize;
     Value view = warps > 1 ? scratch(wide, warps * tn) : Value();
     if (warps > 1)
       barrier();
     SmallVector<Value> totals;
     for (int64_t o = 0; o < tn; ++o) {
       Value v = memref::LoadOp::create(b, loc, partial, ValueRange{cst(o)});
-      for (int64_t m = 16; m >= 1; m /= 2) {
-        auto sh = gpu::ShuffleOp::create(b, loc, v, i32(m), i32(32),
+      for (int64_t m = waveSize / 2; m >= 1; m /= 2) {
+        auto sh = gpu::ShuffleOp::create(b, loc, v, i32(m), i32(waveSize),
                                          gpu::ShuffleMode::XOR);
         v = reduceCombine(b, loc, kind, v, sh.getShuffleResult(), false);
       }

@@ -42,10 +42,16 @@ SharedMemoryLimit nvgpu_lowering::getSharedMemoryLimit(StringRef chip) {
 
 LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
                                                 int64_t scratch) {
-  SharedMemoryLimit limit = getSharedMemoryLimit(chip);
+  SharedMemoryLimit limit = sharedMemoryLimit(chip);
   if (bytes <= limit.dynamic)
     return success();
   auto addLimit = [&](InFlightDiagnostic &diag) {
+    if (limit.dynamic == limit.perBlock) {
+      // No static part (AMD: the whole LDS allocation is dynamic).
+      diag << ", but " << chip << " allows " << limit.dynamic
+           << " bytes of shared memory (LDS) per block";
+      return;
+    }
     diag << ", but " << chip << " allows " << limit.dynamic
          << " bytes of dynamic shared memory per block ("
          << limit.perBlock / 1024 << " KiB less 16 bytes of static shared "

@@ -196,6 +196,81 @@ SwizzleAttr mlir::tile::getLdmatrixSwizzle(MLIRContext *ctx, int64_t rowBytes) {
   return nullptr;
 }
 
+std::optional<MmaWarpTiling>
+mlir::tile::chooseMfmaWaveTiling(int64_t m, int64_t n, int64_t threads) {
+  if (threads % kMfmaWaveSize != 0 || m % 16 != 0 || n % 16 != 0)
+    return std::nullopt;
+  int64_t waves = threads / kMfmaWaveSize;
+  std::optional<MmaWarpTiling> best;
+  for (int64_t wm = 1; wm <= waves; ++wm) {
+    if (waves % wm)
+      continue;
+    int64_t wn = waves / wm;
+    if ((m / 16) % wm || (n / 16) % wn)
+      continue;
+    MmaWarpTiling t{wm, wn, m / wm, n / wn};
+    auto cost = [](const MmaWarpTiling &x) {
+      return std::abs(x.warpM - x.warpN);
+    };
+    if (!best || cost(t) < cost(*best))
+      best = t;
+  }
+  return best;
+}
+
+FragmentLayoutAttr
+mlir::tile::getMfmaAccumulatorLayout(MLIRContext *ctx, int64_t m, int64_t n,
+                                     int64_t threads, const MmaWarpTiling &w) {
+  const int64_t wave = kMfmaWaveSize;
+  AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx);
+  int64_t tilesN = w.warpN / 16;
+  AffineExpr waveIdx = i.floorDiv(w.warpM) * w.warpsN + j.floorDiv(w.warpN);
+  AffineExpr lane = (i % 16).floorDiv(4) * 16 + j % 16;
+  AffineExpr tile =
+      (i % w.warpM).floorDiv(16) * tilesN + (j % w.warpN).floorDiv(16);
+  auto thread = AffineMap::get(2, 0, waveIdx * wave + lane);
+  auto index = AffineMap::get(2, 0, tile * 4 + i % 4);
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr tw = t.floorDiv(wave), tl = t % wave, rt = r.floorDiv(4);
+  AffineExpr ii = tw.floorDiv(w.warpsN) * w.warpM + rt.floorDiv(tilesN) * 16 +
+                  tl.floorDiv(16) * 4 + r % 4;
+  AffineExpr jj = (tw % w.warpsN) * w.warpN + (rt % tilesN) * 16 + tl % 16;
+  auto inverse = AffineMap::get(2, 0, {ii, jj}, ctx);
+  return FragmentLayoutAttr::get(ctx, thread, index, threads, 1, inverse);
+}
+
+std::optional<MmaWarpTiling>
+mlir::tile::matchMfmaAccumulatorLayout(FragmentLayoutAttr layout,
+                                       ArrayRef<int64_t> shape) {
+  if (!layout || shape.size() != 2 || layout.getReplicate() != 1)
+    return std::nullopt;
+  int64_t m = shape[0], n = shape[1], threads = layout.getThreads();
+  if (threads % kMfmaWaveSize != 0 || m % 16 != 0 || n % 16 != 0)
+    return std::nullopt;
+  int64_t waves = threads / kMfmaWaveSize;
+  for (int64_t wm = 1; wm <= waves; ++wm) {
+    if (waves % wm || (m / 16) % wm || (n / 16) % (waves / wm))
+      continue;
+    MmaWarpTiling t{wm, waves / wm, m / wm, n / (waves / wm)};
+    if (getMfmaAccumulatorLayout(layout.getContext(), m, n, threads, t) ==
+        layout)
+      return t;
+  }
+  return std::nullopt;
+}
+
+SwizzleAttr mlir::tile::getMfmaLdsSwizzle(MLIRContext *ctx, int64_t rowBytes) {
+  // LDS: 32 banks of 4 bytes, a 128-byte window. Each lane reads 8 bytes
+  // (4 f16/bf16 of k) of its own row; XOR the 8-byte chunk index with the
+  // row's position above the window so consecutive rows take distinct
+  // chunks (at most 16 chunks per window; at most the row's chunks).
+  if (!llvm::isPowerOf2_64(rowBytes) || rowBytes < 16)
+    return nullptr;
+  int64_t chunks = std::min<int64_t>(16, rowBytes / 8);
+  int64_t rowBit = std::max<int64_t>(7, llvm::Log2_64(rowBytes));
+  return SwizzleAttr::get(ctx, llvm::Log2_64(chunks), 3, rowBit - 3);
+}
+
 namespace {
 
 bool isFragment(Value v) {
@@ -206,7 +281,13 @@ bool isFragment(Value v) {
 struct TileInferLayoutsPass
     : public tile::impl::TileInferLayoutsBase<TileInferLayoutsPass> {
   using Base::Base;
+
   void runOnOperation() override {
+    if (matrixCore != "mma.sync" && matrixCore != "mfma") {
+      getOperation().emitError("tile-infer-layouts: unknown matrix-core '")
+          << matrixCore << "' (expected mma.sync or mfma)";
+      return signalPassFailure();
+    }
     getOperation().walk([&](LaunchOp launch) { inferLaunch(launch); });
   }
 
@@ -234,6 +315,7 @@ struct TileInferLayoutsPass
       auto shape = shapeOf(v);
       return getMmaAccumulatorLayout(ctx, shape[0], shape[1], threads, t);
     };
+    bool mfma = matrixCore == "mfma";
 
     // 0. A fragment A operand (P of P.V in attention) is read by mma.sync
     // straight from registers: the m16n8k16 A fragment of k-step kk is the
@@ -243,7 +325,7 @@ struct TileInferLayoutsPass
     // Whatever feeds A elementwise (the softmax on S) inherits it below.
     launch.walk([&](GemmOp gemm) {
       Value a = gemm.getA(), c = gemm.getC();
-      if (!isFragment(a) || !isFragment(c) || gemm.getTransposeA())
+      if (mfma || !isFragment(a) || !isFragment(c) || gemm.getTransposeA())
         return;
       auto ta = getMmaRowWarpTiling(shapeOf(a)[0], shapeOf(a)[1], threads);
       auto tc = getMmaRowWarpTiling(shapeOf(c)[0], shapeOf(c)[1], threads);
@@ -308,12 +390,17 @@ struct TileInferLayoutsPass
         auto shape = shapeOf(c);
         std::optional<MmaWarpTiling> tiling;
         // wgmma (sm_90a): one 16-row strip per warp, 64 rows per warpgroup.
-        if (wgmma && threads % 128 == 0 && shape[0] == 16 * (threads / 32))
+        if (!mfma && wgmma && threads % 128 == 0 &&
+            shape[0] == 16 * (threads / 32))
           tiling = getMmaRowWarpTiling(shape[0], shape[1], threads);
-        if (!tiling)
-          tiling = chooseMmaWarpTiling(shape[0], shape[1], threads);
-        if (tiling)
+        if (mfma) {
+          if (auto t = chooseMfmaWaveTiling(shape[0], shape[1], threads))
+            chosen[c] = getMfmaAccumulatorLayout(ctx, shape[0], shape[1],
+                                                 threads, *t);
+        } else if (tiling ||
+                   (tiling = chooseMmaWarpTiling(shape[0], shape[1], threads))) {
           chosen[c] = accLayout(c, *tiling);
+        }
       }
       for (Value operand : {gemm.getA(), gemm.getB()}) {
         AllocOp a = allocOf(operand);
@@ -323,7 +410,17 @@ struct TileInferLayoutsPass
           continue;
         int64_t eltBytes =
             std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-        if (auto swz = getLdmatrixSwizzle(ctx, type.getShape()[1] * eltBytes))
+        int64_t rowBytes = type.getShape()[1] * eltBytes;
+        SwizzleAttr swz = mfma ? getMfmaLdsSwizzle(ctx, rowBytes)
+                               : getLdmatrixSwizzle(ctx, rowBytes);
+        // An MFMA swizzle's period (16 rows) must divide the buffer.
+        int64_t period = swz ? int64_t(1) << (swz.getBits() + swz.getBase() +
+                                              swz.getShift())
+                             : 1;
+        if (swz && mfma &&
+            (numElementsOf(type.getShape()) * eltBytes) % period != 0)
+          swz = nullptr;
+        if (swz)
           a.setLayoutAttr(swz);
       }
     });

@@ -69,6 +69,35 @@ FragmentLayoutAttr getMmaSliceLayout(MLIRContext *ctx, int64_t m, int64_t n,
                                      const MmaWarpTiling &tiling,
                                      unsigned keepDim);
 
+/// The lanes of an AMD CDNA wavefront (the MFMA layouts below).
+inline constexpr int64_t kMfmaWaveSize = 64;
+
+/// The wave tiling for an MxN accumulator of MFMA 16x16 tiles over
+/// `threads` threads (wavefronts of 64), if the shape and thread count
+/// allow it (the MmaWarpTiling's warps are wavefronts, its warp tiles
+/// multiples of 16 x 16).
+std::optional<MmaWarpTiling> chooseMfmaWaveTiling(int64_t m, int64_t n,
+                                                  int64_t threads);
+
+/// The accumulator layout of v_mfma_f32_16x16x16{f16,bf16} (AMD CDNA3 ISA,
+/// "dense matrix layouts"): in each 16x16 tile lane l holds column l % 16
+/// and rows 4 * (l / 16) + {0..3} in registers 4 * tile + {0..3}; tiles of
+/// a wave numbered row-major, waves tiling C per `tiling`.
+FragmentLayoutAttr getMfmaAccumulatorLayout(MLIRContext *ctx, int64_t m,
+                                            int64_t n, int64_t threads,
+                                            const MmaWarpTiling &tiling);
+
+/// The tiling if `layout` is exactly the MFMA accumulator layout of an MxN
+/// tile over `threads` threads with any valid wave tiling.
+std::optional<MmaWarpTiling>
+matchMfmaAccumulatorLayout(FragmentLayoutAttr layout, ArrayRef<int64_t> shape);
+
+/// The swizzle of an LDS gemm operand whose rows are `rowBytes` long: the
+/// 8-byte chunk (what one lane reads per MFMA) XORed with the row index
+/// above the 128-byte bank window, so that the 16 rows read by 16 lanes
+/// land on distinct banks (null when rows are shorter than 16 bytes).
+SwizzleAttr getMfmaLdsSwizzle(MLIRContext *ctx, int64_t rowBytes);
+
 /// The ldmatrix-friendly swizzle of a shared buffer whose rows are
 /// `rowBytes` long (null when none is needed or possible).
 SwizzleAttr getLdmatrixSwizzle(MLIRContext *ctx, int64_t rowBytes);

@@ -54,10 +54,19 @@ def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
     With `wgmma` (sm_90a), an accumulator with 16 rows per warp (M = 16 x
     warps) gets the warp tiling with one 16-row strip per warp, which is
     wgmma's accumulator layout, instead of the squarest warp tile.
+
+    With `matrix-core=mfma` (AMD CDNA, wavefronts of 64 lanes) the
+    accumulators get the MFMA 16x16x16 accumulator layout instead (lane
+    l of a 16x16 tile holds column l % 16, rows 4 * (l / 16) + {0..3}) and
+    gemm operands in LDS an XOR swizzle of 8-byte chunks that keeps the 16
+    rows a wavefront reads per MFMA on distinct banks.
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", "false",
-           "Prefer accumulator layouts wgmma can produce (sm_90a)">
+           "Prefer accumulator layouts wgmma can produce (sm_90a)">,
+    Option<"matrixCore", "matrix-core", "std::string", "\"mma.sync\"",
+           "Accumulator layouts for the target's matrix instructions: "
+           "mma.sync (NVIDIA, warps of 32) or mfma (AMD CDNA, wave64)">
   ];
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
