@@ -79,9 +79,14 @@ def _compiler(tmp_path_factory):
             out = cache / f"{key}.tileb"
             proc = subprocess.run([str(TILEC), str(src), "-o", str(out),
                                    *flags], capture_output=True, text=True)
+            # hip: only a kernel over the chip's 64 KiB of LDS (tiles sized
+            # for the H200's 227 KiB, e.g. 128x128 FlashAttention) is a
+            # known limit; any other failure there is a failure.
+            over_lds = ("--target=hip" in flags and
+                        "shared memory (LDS) per block" in proc.stderr)
             if proc.returncode != 0 and ("--target=cuda" in flags or
-                                         "--target=metal" in flags):
-                # (hip: none known; a failure there is a failure.)
+                                         "--target=metal" in flags or
+                                         over_lds):
                 # Known gaps of the GPU lowering show up as xfail (with the
                 # compiler's message), on this host and on the GPU host.
                 if export:
