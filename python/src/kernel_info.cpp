@@ -128,4 +128,32 @@ nb::object section(tile_kernel_t k, const char *name) {
   return nb::bytes(static_cast<const char *>(data), size);
 }
 
+void registerAbiVocabulary(nb::module_ &m) {
+  nb::dict dtypes;
+#define TILE_X(id, name, code, bits, lanes, ctype)                             \
+  dtypes[name] = nb::make_tuple(int(code), bits, lanes);
+  TILE_DTYPES(TILE_X)
+#undef TILE_X
+  m.attr("DTYPES") = dtypes;
+  nb::list targets;
+  for (int t = 0; t < TILE_TARGET_COUNT; ++t)
+    targets.append(tile_target_name(static_cast<tile_target_kind>(t)));
+  m.attr("TARGETS") = nb::tuple(targets);
+  nb::dict backends;
+  for (int i = 0; i < TILE_BACKEND_COUNT; ++i) {
+    auto b = static_cast<tile_backend>(i);
+    nb::list runs;
+    for (int t = 0; t < TILE_TARGET_COUNT; ++t)
+      if (tile_backend_runs(b, static_cast<tile_target_kind>(t)))
+        runs.append(targets[t]);
+    nb::dict info;
+    info["targets"] = nb::tuple(runs);
+    info["compiled"] = bool(tile_backend_flags(b) & TILE_BACKEND_COMPILED);
+    info["implemented"] =
+        bool(tile_backend_flags(b) & TILE_BACKEND_IMPLEMENTED);
+    backends[tile_backend_name(b)] = info;
+  }
+  m.attr("BACKENDS") = backends;
+}
+
 } // namespace tile_py

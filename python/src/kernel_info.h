@@ -33,6 +33,12 @@ nanobind::dict launchInfo(tile_kernel_t k);
 ///          l2_promotion, oob_fill}]}]
 nanobind::list variants(tile_kernel_t k);
 
+/// The ABI vocabulary as module attributes, from its one home:
+/// DTYPES {name: (DLPack code, bits, lanes)} (tile_abi.h), TARGETS (kinds)
+/// and BACKENDS {name: {"targets", "compiled", "implemented"}}
+/// (tile_targets.h), in table order.
+void registerAbiVocabulary(nanobind::module_ &m);
+
 /// The bundle's section names, and a section's bytes (None if absent).
 nanobind::list sections(tile_kernel_t k);
 nanobind::object section(tile_kernel_t k, const char *name);

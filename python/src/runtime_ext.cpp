@@ -936,35 +936,7 @@ NB_MODULE(_runtime, m) {
   m.attr("ArgumentError") = nb::handle(S.argument_error);
   m.attr("version") = tile_runtime_version();
   m.attr("ABI_VERSION") = TILE_ABI_VERSION;
-  // The ABI vocabulary for the Python package, from its one home:
-  // DTYPES {name: (DLPack code, bits, lanes)} (tile_abi.h), TARGETS (kinds)
-  // and BACKENDS {name: {"targets", "compiled", "implemented"}}
-  // (tile_targets.h), in table order.
-  nb::dict dtypes;
-#define TILE_X(id, name, code, bits, lanes, ctype)                             \
-  dtypes[name] = nb::make_tuple(int(code), bits, lanes);
-  TILE_DTYPES(TILE_X)
-#undef TILE_X
-  m.attr("DTYPES") = dtypes;
-  nb::list targets;
-  for (int t = 0; t < TILE_TARGET_COUNT; ++t)
-    targets.append(tile_target_name(static_cast<tile_target_kind>(t)));
-  m.attr("TARGETS") = nb::tuple(targets);
-  nb::dict backends;
-  for (int i = 0; i < TILE_BACKEND_COUNT; ++i) {
-    auto b = static_cast<tile_backend>(i);
-    nb::list runs;
-    for (int t = 0; t < TILE_TARGET_COUNT; ++t)
-      if (tile_backend_runs(b, static_cast<tile_target_kind>(t)))
-        runs.append(targets[t]);
-    nb::dict info;
-    info["targets"] = nb::tuple(runs);
-    info["compiled"] = bool(tile_backend_flags(b) & TILE_BACKEND_COMPILED);
-    info["implemented"] =
-        bool(tile_backend_flags(b) & TILE_BACKEND_IMPLEMENTED);
-    backends[tile_backend_name(b)] = info;
-  }
-  m.attr("BACKENDS") = backends;
+  tile_py::registerAbiVocabulary(m); // DTYPES, TARGETS, BACKENDS (kernel_info.cpp)
   m.attr("NUMPY_VIA_DLPACK") = S.numpy_via_dlpack;
   m.attr("DLPACK_EXCHANGE") = !S.no_exchange;
   // How objects of type(obj) are passed ("numpy", "exchange", "export",

@@ -77,17 +77,23 @@ FragmentLayoutAttr mlir::tile::getReplicatedLayout(MLIRContext *ctx,
   return FragmentLayoutAttr::get(ctx, thread, index, threads, threads, inverse);
 }
 
-std::optional<MmaWarpTiling>
-mlir::tile::chooseMmaWarpTiling(int64_t m, int64_t n, int64_t threads) {
-  if (threads % 32 != 0 || m % 16 != 0 || n % 8 != 0)
+/// The squarest tiling of an MxN accumulator by the block's warps (or
+/// wavefronts) of `lanes` lanes, each warp tile a whole number of
+/// tileM x tileN instruction tiles.
+static std::optional<MmaWarpTiling> chooseSquarestTiling(int64_t m, int64_t n,
+                                                         int64_t threads,
+                                                         int64_t lanes,
+                                                         int64_t tileM,
+                                                         int64_t tileN) {
+  if (threads % lanes != 0 || m % tileM != 0 || n % tileN != 0)
     return std::nullopt;
-  int64_t warps = threads / 32;
+  int64_t warps = threads / lanes;
   std::optional<MmaWarpTiling> best;
   for (int64_t wm = 1; wm <= warps; ++wm) {
     if (warps % wm)
       continue;
     int64_t wn = warps / wm;
-    if ((m / 16) % wm || (n / 8) % wn)
+    if ((m / tileM) % wm || (n / tileN) % wn)
       continue;
     MmaWarpTiling t{wm, wn, m / wm, n / wn};
     auto cost = [](const MmaWarpTiling &x) {
@@ -97,6 +103,11 @@ mlir::tile::chooseMmaWarpTiling(int64_t m, int64_t n, int64_t threads) {
       best = t;
   }
   return best;
+}
+
+std::optional<MmaWarpTiling>
+mlir::tile::chooseMmaWarpTiling(int64_t m, int64_t n, int64_t threads) {
+  return chooseSquarestTiling(m, n, threads, 32, 16, 8);
 }
 
 FragmentLayoutAttr
@@ -198,24 +209,7 @@ SwizzleAttr mlir::tile::getLdmatrixSwizzle(MLIRContext *ctx, int64_t rowBytes) {
 
 std::optional<MmaWarpTiling>
 mlir::tile::chooseMfmaWaveTiling(int64_t m, int64_t n, int64_t threads) {
-  if (threads % kMfmaWaveSize != 0 || m % 16 != 0 || n % 16 != 0)
-    return std::nullopt;
-  int64_t waves = threads / kMfmaWaveSize;
-  std::optional<MmaWarpTiling> best;
-  for (int64_t wm = 1; wm <= waves; ++wm) {
-    if (waves % wm)
-      continue;
-    int64_t wn = waves / wm;
-    if ((m / 16) % wm || (n / 16) % wn)
-      continue;
-    MmaWarpTiling t{wm, wn, m / wm, n / wn};
-    auto cost = [](const MmaWarpTiling &x) {
-      return std::abs(x.warpM - x.warpN);
-    };
-    if (!best || cost(t) < cost(*best))
-      best = t;
-  }
-  return best;
+  return chooseSquarestTiling(m, n, threads, kMfmaWaveSize, 16, 16);
 }
 
 FragmentLayoutAttr
