@@ -634,6 +634,11 @@ FailureOr<int64_t> KernelLowering::run() {
   // target without async copies runs tile.pipelined as a serial loop.
   if (asyncCopy)
     planPipelines();
+  if (requestWarpSpecialization &&
+      !canWarpSpecialize(whyNotSpecialized)) {
+    declinedSpecialization = true;
+    return failure();
+  }
   func.walk([&](GemmOp gemm) {
     std::string whyNot;
     if (auto plan = planWgmma(gemm, chip, whyNot))
@@ -641,17 +646,32 @@ FailureOr<int64_t> KernelLowering::run() {
     else if (remarks && chip == "sm_90a" && !hopperVariants)
       gemm.emitRemark("tile.gemm not lowered to wgmma: ") << whyNot;
   });
+  Operation *firstBodyOp = &func.getBody().front().front();
   if (failed(createBuffers()))
     return failure();
+  if (requestWarpSpecialization) {
+    splitRoles(firstBodyOp);
+    // The mbarriers are static shared memory next to the dynamic buffers.
+    sharedSlack += specialized->barrierBytes;
+  }
   // Before any lowering: a loop asking for more stages than fit fails fast.
   if (failed(checkSharedMemory(sharedBytes + sharedSlack, 0)))
     return failure();
 
   SmallVector<PipelinedOp> pipelined;
   func.walk([&](PipelinedOp p) { pipelined.push_back(p); });
-  for (PipelinedOp p : llvm::reverse(pipelined))
-    if (failed(lowerPipelined(p)))
-      return failure();
+  if (specialized) {
+    // Program order: the producer warpgroup fills the loops' stages in the
+    // order the consumers run them (all are at the top level).
+    for (PipelinedOp p : pipelined)
+      if (failed(pipelines.count(p) ? lowerPipelinedSpecialized(p)
+                                    : lowerPipelined(p)))
+        return failure();
+  } else {
+    for (PipelinedOp p : llvm::reverse(pipelined))
+      if (failed(lowerPipelined(p)))
+        return failure();
+  }
 
   // Block-level ops: the collective tile ops and the scalar stores into
   // shared buffers (the synchronization rule below applies to both).
@@ -685,6 +705,20 @@ FailureOr<int64_t> KernelLowering::run() {
       barrier();
     if (isa<memref::StoreOp>(op))
       continue; // rewritten with the other scalar accesses below
+    // The producer warpgroup's copies: distributed over its 128 threads.
+    SmallVector<Value> roleSaved = {tid, laneId, warpId};
+    int64_t roleThreads = threads;
+    bool producerCopy =
+        specialized && specialized->producerCopies.contains(op);
+    if (producerCopy) {
+      tid = specialized->producerTid;
+      warpId = arith::DivUIOp::create(b, loc, tid, cst(waveSize));
+      threads = WarpSpecializedKernel::kProducerThreads;
+    }
+    llvm::scope_exit restoreRole([&] {
+      tid = roleSaved[0], laneId = roleSaved[1], warpId = roleSaved[2];
+      threads = roleThreads;
+    });
     // Multi-buffered buffers: this op uses the view of one stage.
     SmallVector<std::pair<Value, Value>> saved;
     if (auto it = storageOverrides.find(op); it != storageOverrides.end())
@@ -769,6 +803,8 @@ FailureOr<int64_t> KernelLowering::run() {
           NVVM::SharedSpaceAttr::get(b.getContext(),
                                      NVVM::SharedSpace::shared_cta));
     });
+  if (specialized)
+    finishWarpSpecialization();
 
   SmallVector<AllocOp> allocs;
   func.walk([&](AllocOp a) { allocs.push_back(a); });

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::tile::nvgpu_lowering {
 
@@ -118,6 +119,31 @@ struct GPUTargetInfo {
   /// A target's own global -> shared tile.copy (AMD: 16-byte loads through
   /// registers), tried first when set; failure(): nothing emitted.
   LogicalResult (*copyToShared)(KernelLowering &, CopyOp) = nullptr;
+  /// Also build a warp-specialized variant of kernels with software
+  /// pipelines (sm_90a: mbarriers, setmaxnreg; WarpSpecialize.cpp).
+  bool warpSpecialize = false;
+};
+
+/// The warp-specialized form of a kernel (WarpSpecialize.cpp): the launch's
+/// `threads` are the consumers (whole warpgroups); one producer warpgroup
+/// after them issues the copies of every software-pipelined loop, handing
+/// each stage over through a pair of mbarriers per copy and stage.
+struct WarpSpecializedKernel {
+  static constexpr int64_t kProducerThreads = 128;
+  /// setmaxnreg of the producer warpgroup: its cp.async address and bounds
+  /// arithmetic for 16 chunks per thread of a 128x128 16-bit tile spills
+  /// below 96 (ptxas -v, FlashAttention 128x128: 40 -> 184 bytes, 56 -> 108,
+  /// 96 -> none); the consumers of a 256-thread launch keep 200.
+  static constexpr int64_t kProducerRegisters = 96;
+  int64_t consumers = 0;      // consumer threads (the launch's threads)
+  int64_t consumerRegisters = 0; // setmaxnreg.inc (0: none)
+  Block *consumerBlock = nullptr; // then-block of the role split
+  Block *producerBlock = nullptr; // else-block (the copies are appended)
+  Value producerTid;              // tid - consumers, in the producer block
+  llvm::DenseSet<Operation *> producerCopies; // lowered by the producer
+  /// One full/empty mbarrier group per (loop, producer copy): stages each.
+  llvm::DenseMap<Operation *, std::pair<Value, Value>> barriers;
+  int64_t barrierBytes = 0; // static shared memory of the mbarriers
 };
 
 /// Outlines every tile.kernel of `module` into a gpu.module/gpu.func and
@@ -130,6 +156,16 @@ class KernelLowering {
 public:
   KernelLowering(gpu::GPUFuncOp func, int64_t threads,
                  const GPUTargetInfo &target);
+
+  /// Asks run() to build the warp-specialized form. run() then either
+  /// builds it (`specialized` set) or fails with `declinedSpecialization`
+  /// set and nothing lowered (the caller drops the function);
+  /// `whyNotSpecialized` is the remark (empty: the kernel has no
+  /// tile.pipelined loop, nothing to say).
+  bool requestWarpSpecialization = false;
+  std::optional<WarpSpecializedKernel> specialized;
+  bool declinedSpecialization = false;
+  std::string whyNotSpecialized;
 
   /// Lowers every tile op of the function body. Returns the dynamic shared
   /// memory bytes the kernel uses.
@@ -240,6 +276,13 @@ private:
   LogicalResult createBuffers();
   void planPipelines();
   LogicalResult lowerPipelined(PipelinedOp op);
+  /// Warp specialization (WarpSpecialize.cpp): the static conditions, the
+  /// role split (after createBuffers), a pipelined loop's two halves, and
+  /// the consumer-only barriers and register budgets at the end.
+  bool canWarpSpecialize(std::string &whyNot);
+  void splitRoles(Operation *firstBodyOp);
+  LogicalResult lowerPipelinedSpecialized(PipelinedOp op);
+  void finishWarpSpecialization();
   LogicalResult lowerCopy(CopyOp op);
   LogicalResult lowerFill(Operation *op, Value buffer, Value value);
   LogicalResult lowerGemm(GemmOp op);
@@ -252,6 +295,12 @@ private:
   void fragmentToScratch(const Buffer &buf, Value view);
   void scratchToFragment(const Buffer &buf, Value view);
 };
+
+/// Whether `v` can be recomputed at the top of an iteration of `loop`
+/// (defined outside the loop, the induction variable, or pure ops of the
+/// body over those, which are added to `slice`).
+bool collectSlice(PipelinedOp loop, Value v,
+                  llvm::SetVector<Operation *> &slice);
 
 /// Fast paths. Return failure() when they do not apply (nothing was emitted
 /// then).

@@ -55,8 +55,8 @@ using namespace mlir::tile::nvgpu_lowering;
 
 /// Whether `v` can be recomputed at the top of an iteration: defined outside
 /// the loop, the induction variable, or pure ops of the body over those.
-static bool collectSlice(PipelinedOp loop, Value v,
-                         llvm::SetVector<Operation *> &slice) {
+bool mlir::tile::nvgpu_lowering::collectSlice(
+    PipelinedOp loop, Value v, llvm::SetVector<Operation *> &slice) {
   if (v == loop.getInductionVar())
     return true;
   if (!loop.getBody().isAncestor(v.getParentRegion()))

@@ -29,10 +29,21 @@ namespace mlir::tile {
 using namespace mlir;
 using namespace mlir::tile;
 
-/// Outlines one kernel's tile.launch into a gpu.func and lowers its body.
-static FailureOr<int64_t> outline(ModuleOp module, func::FuncOp kernel,
-                                  const nvgpu_lowering::GPUTargetInfo &target,
-                                  bool remarks) {
+/// One lowered gpu.func of a kernel.
+struct Outlined {
+  std::string name;
+  int64_t sharedBytes = 0;
+  int64_t threads = 0;
+};
+
+/// Outlines one kernel's tile.launch into a gpu.func NAME_kernel<suffix> of
+/// NAME_module and lowers its body. With `warpSpecialize`, the
+/// warp-specialized form (WarpSpecialize.cpp) or, where it does not apply,
+/// nullopt and nothing left behind (a remark says why).
+static FailureOr<std::optional<Outlined>>
+outline(ModuleOp module, func::FuncOp kernel,
+        const nvgpu_lowering::GPUTargetInfo &target, bool remarks,
+        bool warpSpecialize) {
   FailureOr<LaunchOp> maybeLaunch = getKernelLaunch(kernel);
   if (failed(maybeLaunch))
     return failure();
@@ -44,10 +55,13 @@ static FailureOr<int64_t> outline(ModuleOp module, func::FuncOp kernel,
 
   OpBuilder b(kernel);
   std::string name = kernel.getSymName().str();
-  auto gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_module");
-  b.setInsertionPointToStart(gpuModule.getBody());
+  auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(name + "_module");
+  if (!gpuModule)
+    gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_module");
+  b.setInsertionPointToEnd(gpuModule.getBody());
   auto fnType = FunctionType::get(ctx, kernel.getArgumentTypes(), {});
-  auto fn = gpu::GPUFuncOp::create(b, loc, name + "_kernel", fnType);
+  std::string fnName = name + (warpSpecialize ? "_kernel_ws" : "_kernel");
+  auto fn = gpu::GPUFuncOp::create(b, loc, fnName, fnType);
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   int64_t threads = launch.getThreads();
   fn.setKnownBlockSizeAttr(
@@ -70,14 +84,22 @@ static FailureOr<int64_t> outline(ModuleOp module, func::FuncOp kernel,
 
   nvgpu_lowering::KernelLowering lowering(fn, threads, target);
   lowering.remarks = remarks;
+  lowering.requestWarpSpecialization = warpSpecialize;
   // A kernel with sm_90a variants (tile-warp-specialize) has the Hopper
   // path: its generic kernel is a fallback and makes no wgmma remarks.
   if (auto info = module->getAttrOfType<KernelInfoAttr>(
           TileDialect::kKernelInfoAttrName))
     lowering.hopperVariants = !info.getVariants().empty();
   auto shared = lowering.run();
-  if (failed(shared))
-    return failure();
+  if (failed(shared)) {
+    if (!warpSpecialize || !lowering.declinedSpecialization)
+      return failure();
+    if (remarks && !lowering.whyNotSpecialized.empty())
+      launch.emitRemark("no warp-specialized variant: ")
+          << lowering.whyNotSpecialized;
+    fn.erase();
+    return std::optional<Outlined>();
+  }
   WalkResult leftover = fn.walk([&](Operation *op) {
     if (isa<TileDialect>(op->getDialect())) {
       op->emitError("tile op left after the GPU lowering of tile ops");
@@ -87,24 +109,53 @@ static FailureOr<int64_t> outline(ModuleOp module, func::FuncOp kernel,
   });
   if (leftover.wasInterrupted())
     return failure();
-  kernel.erase();
-  return *shared;
+  int64_t blockThreads = threads;
+  if (lowering.specialized)
+    blockThreads += nvgpu_lowering::WarpSpecializedKernel::kProducerThreads;
+  return std::optional<Outlined>(Outlined{fnName, *shared, blockThreads});
 }
 
 LogicalResult nvgpu_lowering::outlineAndLowerKernels(
     ModuleOp module, const GPUTargetInfo &target, bool remarks) {
   SmallVector<func::FuncOp> kernels = getKernelFunctions(module);
   int64_t maxShared = 0;
+  auto info = module->getAttrOfType<KernelInfoAttr>(
+      TileDialect::kKernelInfoAttrName);
+  SmallVector<KernelVariantAttr> variants;
+  if (info)
+    variants.append(info.getVariants().begin(), info.getVariants().end());
+  // The warp-specialized variant: for the module's one kernel, when it has
+  // no sm_90a variants of its own (tile-warp-specialize's GEMMs are
+  // better) and the metadata can describe it.
+  bool specialize = target.warpSpecialize && info && kernels.size() == 1 &&
+                    variants.empty();
   for (func::FuncOp kernel : kernels) {
-    auto shared = outline(module, kernel, target, remarks);
-    if (failed(shared))
+    auto plain = outline(module, kernel, target, remarks, false);
+    if (failed(plain))
       return failure();
-    maxShared = std::max(maxShared, *shared);
+    maxShared = std::max(maxShared, (*plain)->sharedBytes);
+    if (specialize) {
+      auto ws = outline(module, kernel, target, remarks, true);
+      if (failed(ws))
+        return failure();
+      if (*ws) {
+        // Launched by the runtime's sm_90a variant launcher (no tensor
+        // maps: it applies to every launch on an sm_90 device from the
+        // cubin; docs/bundle.md, "Kernel variants").
+        Builder b(module.getContext());
+        variants.push_back(KernelVariantAttr::get(
+            module.getContext(), b.getStringAttr("sm90_tma_wgmma"),
+            b.getStringAttr(target.chip), b.getStringAttr((*ws)->name),
+            {(*ws)->threads, 1, 1}, (*ws)->sharedBytes, VariantGrid::launch,
+            /*maxTiles=*/0, b.getStringAttr("warp_specialized"),
+            ArrayRef<TmaDescAttr>{}));
+      }
+    }
+    kernel.erase();
   }
   // The metadata's shared_bytes is what the launch must request.
-  if (auto info = module->getAttrOfType<KernelInfoAttr>(
-          TileDialect::kKernelInfoAttrName))
-    setKernelInfo(module, info.withSharedBytes(maxShared));
+  if (info)
+    setKernelInfo(module, info.withSharedBytes(maxShared).withVariants(variants));
   return success();
 }
 
@@ -117,6 +168,7 @@ struct ConvertTileToNVGPUPass
   void runOnOperation() override {
     nvgpu_lowering::GPUTargetInfo target;
     target.chip = chip;
+    target.warpSpecialize = warpSpecialize && chip == "sm_90a";
     if (failed(nvgpu_lowering::outlineAndLowerKernels(getOperation(), target,
                                                       remarks)))
       signalPassFailure();

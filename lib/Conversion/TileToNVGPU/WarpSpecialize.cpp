@@ -1,0 +1,382 @@
+//===- WarpSpecialize.cpp - producer and consumer warpgroups --------------===//
+//
+// The warp-specialized form of a kernel with software-pipelined loops
+// (sm_90a), built as a second kernel of the same launch (a variant, see
+// TileToNVGPU.cpp). The launch's `threads` become the consumers and run the
+// whole program except the pipelines' copies; one producer warpgroup after
+// them runs only those copies:
+//
+//   thread 0: init full[c][s] (2 x 128 arrivals) and empty[c][s] (the
+//             consumers) for every producer copy c and stage s; barrier
+//   if (tid < threads) {            // consumers, setmaxnreg.inc
+//     ... for i in [0, n):          // each pipelined loop
+//           wait full[c][i % S] (phase (i / S) & 1) before c's first reader
+//           ... the loop body, c's target read at stage i % S ...
+//           arrive empty[c][i % S] after c's last reader
+//     ... (named barrier 1 over the consumers instead of bar.sync 0)
+//   } else {                         // producer warpgroup, setmaxnreg.dec
+//     for j in [0, n):               // each pipelined loop, in order
+//       wait empty[c][j % S] (the previous round's release)
+//       cp.async c of iteration j into stage j % S (128 threads)
+//       cp.async.mbarrier.arrive.noinc full[c][j % S]  // when they land
+//       mbarrier.arrive full[c][j % S]   // release of any plain stores
+//   }
+//
+// Two arrivals per producer thread and stage: the asynchronous one
+// completes when the thread's cp.async have landed, the plain one (release)
+// covers the stores of the fallback path for copies no cp.async width fits
+// at run time. Consumers never wait on a block-wide barrier inside the
+// loop, so the consumer warpgroups drift apart and one's tensor-core work
+// overlaps another's softmax or epilogue, and the producer runs S - 1
+// stages ahead. wgmma reads through the async proxy: a consumer fences
+// (fence.proxy.async) after each wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::nvgpu_lowering;
+
+using WS = WarpSpecializedKernel;
+
+/// Whether the producer can recompute `v`, a value the consumers compute at
+/// the top level of the kernel: a kernel argument, or pure ops over such.
+static bool isRecomputable(Value v, Block &entry) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == &entry;
+  Operation *def = v.getDefiningOp();
+  if (def->getBlock() != &entry || def->getNumRegions() ||
+      !isMemoryEffectFree(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value o) { return isRecomputable(o, entry); });
+}
+
+/// The producer's copy of `v` (consumer top-level value): cloned with its
+/// pure operands into the producer block, once per mapping.
+static Value recompute(OpBuilder &b, Value v, Block *consumerBlock,
+                       IRMapping &mapping) {
+  if (Value m = mapping.lookupOrNull(v))
+    return m;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != consumerBlock)
+    return v; // defined before the role split: visible to both
+  for (Value o : def->getOperands())
+    (void)recompute(b, o, consumerBlock, mapping);
+  Operation *c = b.clone(*def, mapping);
+  return c->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
+  if (smVersion(chip) != 90 || !StringRef(chip).ends_with("a")) {
+    whyNot = "needs sm_90a (setmaxnreg)";
+    return false;
+  }
+  if (threads % 128 || threads + WS::kProducerThreads > 1024) {
+    whyNot = "the launch's threads (" + std::to_string(threads) +
+             ") are not whole warpgroups with room for a producer one";
+    return false;
+  }
+  if (pipelines.empty()) {
+    // Nothing to specialize; a remark only for loops that could have been.
+    bool any = false;
+    func.walk([&](PipelinedOp) { any = true; });
+    if (any)
+      whyNot = "no tile.pipelined loop is software-pipelined (global -> "
+               "shared copies of at least 2 stages feeding the body)";
+    return false;
+  }
+  Block &entry = func.getBody().front();
+  for (auto &[op, plan] : pipelines) {
+    auto loop = cast<PipelinedOp>(op);
+    if (loop->getBlock() != &entry) {
+      whyNot = "a pipelined loop is nested in other control flow";
+      return false;
+    }
+    SmallVector<Value> outside = {loop.getLowerBound(), loop.getUpperBound(),
+                                  loop.getStep()};
+    for (Operation *p : plan.producers) {
+      llvm::SetVector<Operation *> slice;
+      auto copy = cast<CopyOp>(p);
+      SmallVector<Value> operands(copy.getSourceIndices());
+      operands.push_back(copy.getSource());
+      for (Value v : operands)
+        (void)collectSlice(loop, v, slice);
+      for (Operation *s : slice)
+        for (Value o : s->getOperands())
+          if (!loop.getBody().isAncestor(o.getParentRegion()))
+            outside.push_back(o);
+      for (Value v : operands)
+        if (!loop.getBody().isAncestor(v.getParentRegion()))
+          outside.push_back(v);
+    }
+    for (Value v : outside)
+      if (!isRecomputable(v, entry)) {
+        whyNot = "a pipelined copy's bounds or indices depend on values the "
+                 "producer warpgroup cannot recompute (loads or control "
+                 "flow)";
+        return false;
+      }
+  }
+  return true;
+}
+
+void KernelLowering::splitRoles(Operation *firstBodyOp) {
+  WS ws;
+  ws.consumers = threads;
+  MLIRContext *ctx = b.getContext();
+  Block &entry = func.getBody().front();
+  Operation *term = entry.getTerminator();
+  loc = func.getLoc();
+  b.setInsertionPoint(firstBodyOp);
+  // The mbarriers: thread 0 initializes them before anything else.
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cst(0));
+  for (auto &[op, plan] : pipelines) {
+    int64_t stages = plan.distance + 1;
+    auto type =
+        ::mlir::nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), stages);
+    for (Operation *p : plan.producers) {
+      Value full = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+      Value empty = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+      for (int64_t s = 0; s < stages; ++s) {
+        ::mlir::nvgpu::MBarrierInitOp::create(
+            b, loc, full, cst(2 * WS::kProducerThreads), cst(s), first);
+        ::mlir::nvgpu::MBarrierInitOp::create(b, loc, empty, cst(threads),
+                                              cst(s), first);
+      }
+      ws.barriers[p] = {full, empty};
+      ws.barrierBytes += 2 * 8 * stages;
+    }
+  }
+  barrier(); // the whole block: before the roles part
+  Value isConsumer =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                            cst(threads));
+  b.setInsertionPoint(term);
+  auto roles = scf::IfOp::create(b, loc, TypeRange{}, isConsumer,
+                                 /*withElseRegion=*/true);
+  ws.consumerBlock = &roles.getThenRegion().front();
+  ws.producerBlock = &roles.getElseRegion().front();
+  // The program (everything after the buffers' setup) is the consumers'.
+  ws.consumerBlock->getOperations().splice(
+      Block::iterator(ws.consumerBlock->getTerminator()), entry.getOperations(),
+      Block::iterator(firstBodyOp), Block::iterator(roles));
+  b.setInsertionPointToStart(ws.producerBlock);
+  ws.producerTid = arith::SubIOp::create(b, loc, tid, cst(threads));
+  specialized = std::move(ws);
+}
+
+LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
+  WS &ws = *specialized;
+  const PipelinePlan &plan = pipelines.find(op)->second;
+  int64_t D = plan.distance;
+  loc = op.getLoc();
+  Block &body = op.getBodyBlock();
+  auto tripCount = [&](Value lb, Value ub, Value st) -> Value {
+    Value more =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, ub, lb);
+    Value span = arith::SelectOp::create(
+        b, loc, more, arith::SubIOp::create(b, loc, ub, lb), cst(0));
+    return arith::CeilDivUIOp::create(b, loc, span, st);
+  };
+  // A loop over [0, n) carrying the stage (slot) and its phase bit; `fn`
+  // fills the body before the yield.
+  auto stageLoop = [&](Value n,
+                       function_ref<void(Value i, Value slot, Value phase)> fn) {
+    Value zero = cst(0);
+    Value phase0 = arith::ConstantIntOp::create(b, loc, 0, 1);
+    auto loop = scf::ForOp::create(b, loc, zero, n, cst(1),
+                                   ValueRange{zero, phase0});
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value slot = loop.getRegionIterArgs()[0];
+    Value phase = loop.getRegionIterArgs()[1];
+    Value wraps =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, cst(D));
+    Value nextSlot = arith::SelectOp::create(
+        b, loc, wraps, cst(0), arith::AddIOp::create(b, loc, slot, cst(1)));
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+    Value nextPhase = arith::SelectOp::create(
+        b, loc, wraps, arith::XOrIOp::create(b, loc, phase, one), phase);
+    auto yield = scf::YieldOp::create(b, loc, ValueRange{nextSlot, nextPhase});
+    b.setInsertionPoint(yield);
+    fn(loop.getInductionVar(), slot, phase);
+  };
+
+  // The producer's loop, at the end of the producer block (first: it
+  // clones the body's pure index arithmetic before the consumers' loop
+  // takes the body).
+  b.setInsertionPoint(ws.producerBlock->getTerminator());
+  IRMapping outer;
+  auto onProducer = [&](Value v) {
+    return recompute(b, v, ws.consumerBlock, outer);
+  };
+  Value lb = onProducer(op.getLowerBound());
+  Value st = onProducer(op.getStep());
+  Value pn = tripCount(lb, onProducer(op.getUpperBound()), st);
+  Value producerTicks = cst(10000000);
+  SmallVector<SmallVector<Operation *>> slices;
+  for (Operation *p : plan.producers) {
+    llvm::SetVector<Operation *> slice;
+    for (Value v : p->getOperands())
+      (void)collectSlice(op, v, slice);
+    SmallVector<Operation *> sorted(slice.begin(), slice.end());
+    llvm::sort(sorted, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+    // Their operands from outside the loop, recomputed once.
+    for (Operation *s : sorted)
+      for (Value o : s->getOperands())
+        if (!op.getBody().isAncestor(o.getParentRegion()))
+          (void)onProducer(o);
+    for (Value o : cast<CopyOp>(p).getSourceIndices())
+      if (!op.getBody().isAncestor(o.getParentRegion()))
+        (void)onProducer(o);
+    slices.push_back(std::move(sorted));
+  }
+  stageLoop(pn, [&](Value j, Value slot, Value phase) {
+    Value iv = arith::AddIOp::create(b, loc, lb,
+                                     arith::MulIOp::create(b, loc, j, st));
+    IRMapping mapping = outer;
+    mapping.map(op.getInductionVar(), iv);
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+    Value released = arith::XOrIOp::create(b, loc, phase, one);
+    for (auto [p, slice] : llvm::zip(plan.producers, slices)) {
+      auto [full, empty] = ws.barriers[p];
+      ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, empty, released,
+                                                     producerTicks, slot);
+      for (Operation *s : slice)
+        if (!mapping.contains(s->getResult(0)))
+          b.clone(*s, mapping);
+      Value target = cast<CopyOp>(p).getTarget();
+      Value view = stageView(buffers[target], slot);
+      Operation *c = b.clone(*p, mapping);
+      asyncCopies.insert(c);
+      ws.producerCopies.insert(c);
+      storageOverrides[c].push_back({target, view});
+      Value addr = ::mlir::nvgpu::MBarrierGetOp::create(
+          b, loc, b.getI32Type(), full, slot);
+      Value ptr = LLVM::IntToPtrOp::create(
+          b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
+      NVVM::CpAsyncMBarrierArriveOp::create(b, loc, ptr, /*noinc=*/true);
+      ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, full, slot);
+    }
+  });
+  // The consumers' loop, in place of `op`.
+  b.setInsertionPoint(op);
+  Value n = tripCount(op.getLowerBound(), op.getUpperBound(), op.getStep());
+  Value ticks = cst(10000000);
+  stageLoop(n, [&](Value i, Value slot, Value phase) {
+    Value iv = arith::AddIOp::create(
+        b, loc, op.getLowerBound(),
+        arith::MulIOp::create(b, loc, i, op.getStep()));
+    llvm::DenseMap<Value, Value> views;
+    for (Operation *p : plan.producers) {
+      Value target = cast<CopyOp>(p).getTarget();
+      views[target] = stageView(buffers[target], slot);
+    }
+    Operation *yield = b.getInsertionBlock()->getTerminator();
+    SmallVector<Operation *> consumers;
+    for (Operation &inner : body.without_terminator())
+      if (!llvm::is_contained(plan.producers, &inner))
+        consumers.push_back(&inner);
+    for (Operation *c : consumers) {
+      c->moveBefore(yield);
+      for (Value v : c->getOperands())
+        if (Value view = views.lookup(v))
+          storageOverrides[c].push_back({v, view});
+    }
+    auto uses = [](Operation *user, Value target) {
+      return user
+          ->walk([&](Operation *x) {
+            return llvm::is_contained(x->getOperands(), target)
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
+          .wasInterrupted();
+    };
+    for (Operation *p : plan.producers) {
+      Value target = cast<CopyOp>(p).getTarget();
+      auto [full, empty] = ws.barriers[p];
+      Operation *firstUse = nullptr, *lastUse = nullptr;
+      for (Operation *c : consumers)
+        if (uses(c, target)) {
+          firstUse = firstUse ? firstUse : c;
+          lastUse = c;
+        }
+      b.setInsertionPoint(firstUse ? firstUse : yield);
+      ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, phase,
+                                                     ticks, slot);
+      if (!wgmmaPlans.empty())
+        NVVM::FenceProxyOp::create(
+            b, loc, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(b.getContext(),
+                                       NVVM::SharedSpace::shared_cta));
+      if (lastUse)
+        b.setInsertionPointAfter(lastUse);
+      else
+        b.setInsertionPoint(yield);
+      ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, empty, slot);
+    }
+    b.setInsertionPoint(yield);
+    body.getArgument(0).replaceAllUsesWith(iv);
+  });
+
+  op.erase();
+  return success();
+}
+
+void KernelLowering::finishWarpSpecialization() {
+  WS &ws = *specialized;
+  MLIRContext *ctx = b.getContext();
+  loc = func.getLoc();
+  // Block barriers of the program synchronize the consumers only.
+  SmallVector<gpu::BarrierOp> bars;
+  ws.consumerBlock->walk([&](gpu::BarrierOp bar) { bars.push_back(bar); });
+  for (gpu::BarrierOp bar : bars) {
+    b.setInsertionPoint(bar);
+    NVVM::BarrierOp::create(b, bar.getLoc(), TypeRange{}, i32(1),
+                            i32(ws.consumers), /*reductionOp=*/{},
+                            /*reductionPredicate=*/Value{});
+    bar.erase();
+  }
+  // The producer's copies outstanding at its end (none are waited for by
+  // anyone after the last stage's arrival; the thread waits before exit).
+  b.setInsertionPoint(ws.producerBlock->getTerminator());
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  // Registers: the block's allocation is 65536 / threads per thread
+  // (rounded down to 8); the producer gives most of its share to the
+  // consumers when that raises their count.
+  int64_t total = ws.consumers + WS::kProducerThreads;
+  int64_t perThread = std::min<int64_t>(256, 65536 / total / 8 * 8);
+  int64_t budget = std::min<int64_t>(
+      240, (perThread * total - WS::kProducerThreads * WS::kProducerRegisters) /
+               ws.consumers / 8 * 8);
+  if (budget > perThread) {
+    ws.consumerRegisters = budget;
+    auto set = [&](Block *block, int64_t regs,
+                   NVVM::SetMaxRegisterAction act) {
+      b.setInsertionPointToStart(block);
+      NVVM::SetMaxRegisterOp::create(
+          b, loc, b.getI32IntegerAttr(regs),
+          NVVM::SetMaxRegisterActionAttr::get(ctx, act));
+    };
+    set(ws.producerBlock, WS::kProducerRegisters,
+        NVVM::SetMaxRegisterAction::decrease);
+    set(ws.consumerBlock, budget, NVVM::SetMaxRegisterAction::increase);
+    // One block per multiprocessor: the register cap setmaxnreg needs.
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(1));
+  }
+  func.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {(int32_t)total, 1, 1}));
+}

@@ -1,0 +1,158 @@
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_90a remarks=true" --canonicalize --cse -verify-diagnostics | FileCheck %s
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_90a warp-specialize=false" | FileCheck %s --check-prefix=OFF
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_80" | FileCheck %s --check-prefix=OFF
+
+// A pipelined K loop on sm_90a: besides the plain kernel, NAME_kernel_ws
+// with one producer warpgroup (threads 128..255) is recorded as a variant
+// of 256 threads. Per copy and stage a full barrier (2 x 128 arrivals: the
+// producer threads' cp.async completion and their release) and an empty
+// barrier (the 128 consumers).
+// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm3_kernel_ws", block = [256, 1, 1]{{.*}}schedule = "warp_specialized">]
+// CHECK-LABEL: gpu.func @gemm3_kernel(
+// CHECK-NOT: mbarrier
+// CHECK-LABEL: gpu.func @gemm3_kernel_ws(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 3>
+// CHECK: %[[EMPTY:.*]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 3>
+// CHECK: nvgpu.mbarrier.init %[[FULL]][%c0], %c256
+// CHECK: nvgpu.mbarrier.init %[[EMPTY]][%c0], %c128
+// CHECK: gpu.barrier
+// CHECK: %[[CONSUMER:.*]] = arith.cmpi ult, %{{.*}}, %c128
+// CHECK: scf.if %[[CONSUMER]] {
+// Consumers: wait for the stage, compute, release it; no block barrier.
+// CHECK: scf.for {{.*}} iter_args(%[[SLOT:.*]] = %c0, %[[PHASE:.*]] = %false)
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[FULL]][%[[SLOT]]], %[[PHASE]]
+// CHECK-NOT: gpu.barrier
+// CHECK: nvgpu.mma.sync
+// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]][%[[SLOT]]]
+// CHECK: } else {
+// Producer: wait for the release, cp.async by its 128 threads, arrive.
+// CHECK: scf.for {{.*}} iter_args(%[[PSLOT:.*]] = %c0, %[[PPHASE:.*]] = %false)
+// CHECK: %[[FREE:.*]] = arith.xori %[[PPHASE]], %true
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[PSLOT]]], %[[FREE]]
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+// CHECK: nvgpu.mbarrier.arrive %[[FULL]][%[[PSLOT]]]
+// CHECK: nvvm.cp.async.wait.group 0
+// OFF-NOT: _kernel_ws
+// OFF-NOT: mbarrier
+func.func @gemm3(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c32 : index
+  tile.launch blocks(%bx, %by) in (%c1, %c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      // expected-remark @+1 {{tile.gemm not lowered to wgmma}}
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// Two consumer warpgroups: the producer warpgroup gives registers to them
+// (384 threads: 168 each at launch; setmaxnreg 96 / 200). The block
+// barriers of the program (around the shared write of the row sums) are
+// named barrier 1 over the 256 consumers.
+// CHECK-LABEL: gpu.func @rowsum_kernel_ws(
+// CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
+// CHECK-SAME: nvvm.minctasm = 1
+// CHECK: scf.if
+// CHECK: nvvm.setmaxregister increase 200
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister decrease 96
+func.func @rowsum(%X: memref<?x?xf32>, %Y: memref<?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %N = memref.dim %X, %c1 : memref<?x?xf32>
+  %nk = arith.ceildivui %N, %c64 : index
+  tile.launch blocks(%bx) in (%c1) threads(256) {
+    %Xs = tile.alloc : memref<64x64xf32, #tile.scope<shared>>
+    %acc = tile.alloc : memref<64xf32, #tile.scope<shared>>
+    %part = tile.alloc : memref<64xf32, #tile.scope<shared>>
+    tile.clear %acc : memref<64xf32, #tile.scope<shared>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c64 : index
+      tile.copy %X[%c0, %k0] to %Xs : memref<?x?xf32> to memref<64x64xf32, #tile.scope<shared>>
+      tile.reduce sum %Xs into %part {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<shared>> into memref<64xf32, #tile.scope<shared>>
+      tile.parallel (%i) in [64] {
+        %a = memref.load %acc[%i] : memref<64xf32, #tile.scope<shared>>
+        %p = memref.load %part[%i] : memref<64xf32, #tile.scope<shared>>
+        %s = arith.addf %a, %p : f32
+        memref.store %s, %acc[%i] : memref<64xf32, #tile.scope<shared>>
+      }
+    }
+    tile.copy %acc to %Y[%c0] : memref<64xf32, #tile.scope<shared>> to memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// Not whole warpgroups: no variant, and a remark says why.
+// CHECK-LABEL: gpu.func @odd_threads_kernel(
+// CHECK-NOT: _kernel_ws
+func.func @odd_threads(%A: memref<?x?xf16>, %C: memref<?x?xf16> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c32 : index
+  // expected-remark @below {{no warp-specialized variant: the launch's threads (96) are not whole warpgroups with room for a producer one}}
+  tile.launch blocks(%bx) in (%c1) threads(96) {
+    %As = tile.alloc : memref<32x32xf16, #tile.scope<shared>>
+    %Cs = tile.alloc : memref<32x32xf16, #tile.scope<shared>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<32x32xf16, #tile.scope<shared>>
+      tile.copy %As to %Cs : memref<32x32xf16, #tile.scope<shared>> to memref<32x32xf16, #tile.scope<shared>>
+    }
+    tile.copy %Cs to %C[%c0, %c0] : memref<32x32xf16, #tile.scope<shared>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// A pipelined loop inside other control flow: the producer could not follow
+// it. No variant, with a remark.
+// CHECK-LABEL: gpu.func @nested_kernel(
+// CHECK-NOT: _kernel_ws
+func.func @nested(%A: memref<?x?xf16>, %C: memref<?x?xf16> {tile.output}, %n: index)
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c32 : index
+  // expected-remark @below {{no warp-specialized variant: a pipelined loop is nested in other control flow}}
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<32x32xf16, #tile.scope<shared>>
+    %Cs = tile.alloc : memref<32x32xf16, #tile.scope<shared>>
+    scf.for %r = %c0 to %n step %c1 {
+      tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%r, %k0] to %As : memref<?x?xf16> to memref<32x32xf16, #tile.scope<shared>>
+        tile.copy %As to %Cs : memref<32x32xf16, #tile.scope<shared>> to memref<32x32xf16, #tile.scope<shared>>
+      }
+    }
+    tile.copy %Cs to %C[%c0, %c0] : memref<32x32xf16, #tile.scope<shared>> to memref<?x?xf16>
+  }
+  return
+}
