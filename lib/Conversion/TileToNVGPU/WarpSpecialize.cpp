@@ -349,9 +349,10 @@ void KernelLowering::finishWarpSpecialization() {
                             /*reductionPredicate=*/Value{});
     bar.erase();
   }
-  // The producer's copies outstanding at its end (none are waited for by
-  // anyone after the last stage's arrival; the thread waits before exit).
+  // The producer's copies still in flight at its end: the thread commits
+  // them as a group and waits for it before it exits (cp.async.wait_all).
   b.setInsertionPoint(ws.producerBlock->getTerminator());
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   // Registers: the block's allocation is 65536 / threads per thread
   // (rounded down to 8); the producer gives most of its share to the

@@ -33,7 +33,8 @@
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
 // CHECK: nvgpu.mbarrier.arrive %[[FULL]][%[[PSLOT]]]
-// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
 // OFF-NOT: _kernel_ws
 // OFF-NOT: mbarrier
 func.func @gemm3(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16> {tile.output})
