@@ -161,8 +161,10 @@ public:
                   "device " + str(device) + " current");
     for (const auto &v : l->variants)
       if (v->accepts(gx, gy, gz))
-        if (tile_status st; runVariant(*v, args, kp, gx, gy, gz, stream, st))
-          return st;
+        if (int64_t slices = v->slices(args, gx, gy, gz); slices > 0)
+          if (tile_status st;
+              runVariant(*v, args, kp, gx, gy, gz, slices, stream, st))
+            return st;
     CUresult r = drv_->api.cuLaunchKernel(
         l->fn, unsigned(gx), unsigned(gy), unsigned(gz), block_[0], block_[1],
         block_[2], shared_, static_cast<CUstream>(stream), kp, nullptr);
@@ -391,7 +393,8 @@ private:
   /// instead. kp holds the
   /// flattened params; the map pointers are appended.
   bool runVariant(VariantLauncher &vl, void **args, void **kp, int64_t gx,
-                  int64_t gy, int64_t gz, void *stream, tile_status &st) const {
+                  int64_t gy, int64_t gz, int64_t slices, void *stream,
+                  tile_status &st) const {
     CUdeviceptr maps[8];
     std::string why;
     std::unique_lock<std::mutex> lock; // the map cache, until enqueued
@@ -407,8 +410,20 @@ private:
     for (size_t i = 0; i < vl.numMaps(); ++i)
       kp[params_.size() + i] = &maps[i];
     const VariantSpec &s = vl.spec();
+    CUdeviceptr workspace = 0;
+    if (s.workspaceBytes) {
+      workspace = vl.workspace(static_cast<CUstream>(stream), why);
+      if (!workspace) {
+        const char *v = std::getenv("TILE_CUDA_VERBOSE");
+        if (v && *v)
+          std::fprintf(stderr, "tile: kernel '%s': not launching %s: %s\n",
+                       name_.c_str(), s.kernel.c_str(), why.c_str());
+        return false;
+      }
+      kp[params_.size() + vl.numMaps()] = &workspace;
+    }
     unsigned grid[3];
-    vl.grid(gx, gy, gz, grid);
+    vl.grid(gx, gy, gz, grid, slices);
     CUresult r = drv_->api.cuLaunchKernel(
         vl.function(), grid[0], grid[1], grid[2], s.block[0],
         s.block[1], s.block[2], s.sharedBytes, static_cast<CUstream>(stream),
