@@ -43,7 +43,7 @@ struct MockState {
   uint64_t hash;
 };
 
-json cudaAddMeta(const char *chip = "sm_90a") {
+inline json cudaAddMeta(const char *chip = "sm_90a") {
   json m = addMeta();
   m["target"] = {{"kind", "cuda"}, {"chip", chip}, {"features", "+ptx80"}};
   m["block"] = {128, 1, 1};
@@ -54,12 +54,12 @@ json cudaAddMeta(const char *chip = "sm_90a") {
   return m;
 }
 
-std::string fakeCubin() { return std::string("\x7f" "ELF fake cubin add_kernel"); }
-std::string fakePtx() {
+inline std::string fakeCubin() { return std::string("\x7f" "ELF fake cubin add_kernel"); }
+inline std::string fakePtx() {
   return ".version 8.0\n.target sm_80\n.visible .entry add_kernel()\n{ ret; }\n";
 }
 
-std::string cudaBundle(const json &meta, bool cubin = true, bool ptx = true,
+inline std::string cudaBundle(const json &meta, bool cubin = true, bool ptx = true,
                        bool native = true) {
   std::vector<tile::bundle::Section> s = {{"metadata", meta.dump()}};
   if (cubin)
@@ -77,7 +77,7 @@ struct LoadResult {
   tile_kernel_t kernel = nullptr;
 };
 
-LoadResult tryLoad(const std::string &b, const char *backend = "auto") {
+inline LoadResult tryLoad(const std::string &b, const char *backend = "auto") {
   LoadResult r;
   r.status = tile_kernel_load_memory(b.data(), b.size(), backend, &r.kernel);
   if (r.status != TILE_STATUS_OK)
@@ -87,7 +87,7 @@ LoadResult tryLoad(const std::string &b, const char *backend = "auto") {
 
 /// Points the runtime at the mock driver; nullptr (test skipped by the
 /// caller) if another driver was loaded earlier in this process.
-MockState *useMock() {
+inline MockState *useMock() {
   ::setenv("TILE_CUDA_DRIVER", TILE_TEST_MOCK_CUDA_SO, 1);
   cuda::Driver *d = nullptr;
   if (cuda::load(d) != TILE_STATUS_OK)
