@@ -379,10 +379,11 @@ private:
       return;
     for (const auto &vl : l.variants)
       std::fprintf(stderr,
-                   "tile: kernel '%s': variant %s (%s, max_tiles %lld) "
+                   "tile: kernel '%s': variant %s (%s, max_tiles %lld%s) "
                    "enabled\n",
                    name_.c_str(), vl->spec().kernel.c_str(),
-                   vl->spec().kind.c_str(), (long long)vl->spec().maxTiles);
+                   vl->spec().kind.c_str(), (long long)vl->spec().maxTiles,
+                   vl->spec().kParam >= 0 ? ", split-K" : "");
     if (l.variants.empty())
       std::fprintf(stderr, "tile: kernel '%s': variants not used: %s\n",
                    name_.c_str(), why.c_str());
@@ -424,6 +425,10 @@ private:
     }
     unsigned grid[3];
     vl.grid(gx, gy, gz, grid, slices);
+    if (s.kParam >= 0)
+      if (const char *v = std::getenv("TILE_CUDA_VERBOSE"); v && *v)
+        std::fprintf(stderr, "tile: kernel '%s': %s with %lld K-slices\n",
+                     name_.c_str(), s.kernel.c_str(), (long long)slices);
     CUresult r = drv_->api.cuLaunchKernel(
         vl.function(), grid[0], grid[1], grid[2], s.block[0],
         s.block[1], s.block[2], s.sharedBytes, static_cast<CUstream>(stream),
