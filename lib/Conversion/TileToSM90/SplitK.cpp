@@ -107,7 +107,7 @@ void SplitKKernel::consumer(IRMapping &mapping) {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
       auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-      Block *before = b.createBlock(&spin.getBefore());
+      b.createBlock(&spin.getBefore());
       Value seen = LLVM::LoadOp::create(b, loc, i32T, sem, /*alignment=*/4,
                                         /*isVolatile=*/false,
                                         /*isNonTemporal=*/false,
@@ -120,7 +120,6 @@ void SplitKKernel::consumer(IRMapping &mapping) {
       scf::ConditionOp::create(b, loc, notYet, ValueRange{});
       b.createBlock(&spin.getAfter());
       scf::YieldOp::create(b, loc);
-      (void)before;
     }
     // Thread 0's acquire, then the barrier: every consumer thread's reads
     // below are ordered after slice s-1's release.
