@@ -313,6 +313,37 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
   }
   if (!p.string(v, "schedule", path + ".", out.schedule, false))
     return false;
+  if (auto sk = v.find("split_k"); sk != v.end()) {
+    const std::string at = path + ".split_k";
+    if (!sk->is_object())
+      return p.fail(at, "must be an object");
+    int64_t param, dim, blockK;
+    if (!p.integer(*sk, "k_param", at + ".", param) ||
+        !p.integer(*sk, "k_dim", at + ".", dim) ||
+        !p.integer(*sk, "block_k", at + ".", blockK))
+      return false;
+    if (param < 0 || size_t(param) >= plan.params.size() ||
+        !plan.params[size_t(param)].isTensor)
+      return p.fail(at + ".k_param",
+                    "(" + str(param) + ") must be the index of a tensor param");
+    if (dim < 0 || dim >= plan.params[size_t(param)].rank)
+      return p.fail(at + ".k_dim", "(" + str(dim) + ") must be a dim of param " +
+                                       str(param));
+    if (blockK < 1 || blockK > (int64_t(1) << 20))
+      return p.fail(at + ".block_k", "must be an integer in [1, 2^20]");
+    out.kParam = int32_t(param), out.kDim = int32_t(dim), out.blockK = blockK;
+  }
+  if (auto wb = v.find("workspace_bytes"); wb != v.end()) {
+    if (!wb->is_number_integer() || wb->get<int64_t>() < 0 ||
+        wb->get<int64_t>() > (int64_t(1) << 40))
+      return p.fail(path + ".workspace_bytes",
+                    "must be an integer in [0, 2^40]");
+    out.workspaceBytes = wb->get<int64_t>();
+  }
+  if (out.kParam >= 0 && (out.maxTiles < 1 || out.workspaceBytes < 1))
+    return p.fail(path + ".split_k",
+                  "needs max_tiles and workspace_bytes (the workspace holds "
+                  "max_tiles tiles)");
   const json *tma = p.array(v, "tma", path + ".");
   if (!tma)
     return false;

@@ -73,6 +73,14 @@ struct VariantPlan {
   bool gridSms = false;  // "grid": "sms" (persistent) instead of "launch"
   int64_t maxTiles = 0;  // "max_tiles", 0 = any launch
   std::string schedule; // informational
+  /// "split_k": a split-K kernel launched with grid (tiles, S, 1); the
+  /// reduction extent is dim `kDim` of tensor param `kParam`, counted in
+  /// units of `blockK` (kParam < 0: not split-K).
+  int32_t kParam = -1, kDim = 0;
+  int64_t blockK = 0;
+  /// "workspace_bytes": zero-initialised device scratch passed as the last
+  /// kernel param (after the tensor maps); 0: none.
+  int64_t workspaceBytes = 0;
   std::vector<TmaPlan> tma;
   std::vector<tile_tma_info> tmaInfo; // views of `tma` for the C API
 };

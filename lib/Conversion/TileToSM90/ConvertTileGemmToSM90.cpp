@@ -10,7 +10,10 @@
 //   }
 //
 // The body comes from the schedule's KernelBuilder (KernelBuilder.h); the
-// variant is recorded in the metadata (VariantMetadata.h). A plan with
+// variant is recorded in the metadata (VariantMetadata.h). First comes
+// NAME_kernel_sm90_sk, the split-K kernel for grids of at most
+// kSplitKMaxTiles tiles (SplitK.cpp; it takes a trailing workspace
+// pointer after the tensor maps). A plan with
 // tma_store_max_tiles first gets a second, TMA-store variant
 // NAME_kernel_sm90_t for small grids (the runtime tries the variants in
 // order). Every plan also gets NAME_kernel_sm90_ldg, last: the same GEMM
@@ -65,6 +68,14 @@ struct ConvertTileGemmToSM90Pass
         return signalPassFailure();
       }
       tagged->removeAttr(kWarpSpecializeAttr);
+      // Split-K first (SplitKKernel): for grids of at most kSplitKMaxTiles
+      // tiles the runtime launches it when its cost model gives at least 2
+      // K-slices (max_tiles + split_k); other launches go on.
+      auto splitK = build(kernel, *m, splitKPlan(*m), "_sk");
+      if (failed(splitK))
+        return signalPassFailure();
+      splitK->maxTiles = kSplitKMaxTiles;
+      variants.push_back(std::move(*splitK));
       // The small-grid TMA-store variant first (the runtime tries the
       // variants in order; its "max_tiles" rule sends larger grids on).
       if (ws->tmaStoreMaxTiles > 0) {
@@ -114,6 +125,16 @@ struct ConvertTileGemmToSM90Pass
     l.consumerRegs = l.consumerRegisterBudget();
     return l;
   }
+  /// The plan of the split-K variant: the non-persistent cooperative tile
+  /// (TM / 64 consumer warpgroups, epilogue from registers).
+  static WarpSpecialization splitKPlan(const GemmMatch &m) {
+    WarpSpecialization s = decideWarpSpecialization(
+        m, PersistentMode::Off, ScheduleMode::Cooperative, EpilogueMode::Auto);
+    s.splitK = true;
+    s.tmaStoreMaxTiles = 0;
+    return s;
+  }
+
   /// setmaxnreg of the producer threads that load without TMA: 16 chunks
   /// in flight plus their addresses.
   static constexpr int64_t kLdgProducerRegs = 96;
@@ -136,10 +157,13 @@ struct ConvertTileGemmToSM90Pass
       gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_sm90_module");
     b.setInsertionPointToStart(gpuModule.getBody());
     std::unique_ptr<KernelBuilder> kb = createKernelBuilder(b, loc, m, ws);
-    // The kernel's params, then the tensor maps (CUtensorMap pointers).
+    // The kernel's params, then the tensor maps (CUtensorMap pointers),
+    // then the workspace pointer (split-K).
     SmallVector<Type> argTypes(kernel.getArgumentTypes());
     unsigned nargs = argTypes.size();
     argTypes.append(kb->numTensorMaps(), LLVM::LLVMPointerType::get(ctx));
+    if (kb->workspaceBytes() > 0)
+      argTypes.push_back(LLVM::LLVMPointerType::get(ctx));
     std::string kernelName = name + "_kernel_sm90" + suffix.str();
     auto fn = gpu::GPUFuncOp::create(b, loc, kernelName,
                                      FunctionType::get(ctx, argTypes, {}));
@@ -155,11 +179,16 @@ struct ConvertTileGemmToSM90Pass
     IRMapping mapping;
     for (unsigned i = 0; i < nargs; ++i)
       mapping.map(kernel.getArgument(i), entry.getArgument(i));
-    SmallVector<Value> tensorMaps(entry.getArguments().drop_front(nargs));
-    if (failed(kb->build(mapping, tensorMaps)))
+    SmallVector<Value> tensorMaps(
+        entry.getArguments().slice(nargs, kb->numTensorMaps()));
+    Value workspace;
+    if (kb->workspaceBytes() > 0)
+      workspace = entry.getArguments().back();
+    if (failed(kb->build(mapping, tensorMaps, workspace)))
       return failure();
     gpu::ReturnOp::create(b, loc);
-    return BuiltVariant{kernelName, m, ws, kb->sharedBytes(), /*maxTiles=*/0};
+    return BuiltVariant{kernelName,        m, ws, kb->sharedBytes(),
+                        /*maxTiles=*/0, kb->workspaceBytes()};
   }
 };
 

@@ -21,6 +21,8 @@ sm90::createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
                           const WarpSpecialization &ws) {
   // WarpSpecialization::fromAttr guarantees that ping-pong and the
   // TMA-store epilogue come with persistent, and not together.
+  if (ws.splitK)
+    return std::make_unique<SplitKKernel>(b, loc, m, ws);
   if (ws.pingpong)
     return std::make_unique<PingPongKernel>(b, loc, m, ws);
   if (ws.tmaStore)
@@ -46,8 +48,12 @@ void KernelBuilder::namedBarrier(int64_t id, int64_t threads) {
 }
 
 LogicalResult KernelBuilder::build(IRMapping &mapping,
-                                   ArrayRef<Value> tensorMaps) {
+                                   ArrayRef<Value> tensorMaps,
+                                   Value workspaceParam) {
   assert(tensorMaps.size() == numTensorMaps() && "one pointer per map");
+  assert(bool(workspaceParam) == (workspaceBytes() > 0) &&
+         "a workspace param exactly when the kernel takes one");
+  workspace = workspaceParam;
   if (failed(mapLaunch(mapping)))
     return failure();
 
@@ -107,7 +113,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   // Hardware iterations: ceildiv(loop trip count, 64 / KT).
   int64_t unroll = kBlockK / m.kt;
   Value ub = mapping.lookup(m.loop.getUpperBound());
-  nIter = divu(add(ub, cst(unroll - 1)), cst(unroll));
+  nIter = ctaIterations(divu(add(ub, cst(unroll - 1)), cst(unroll)));
 
   // One if/else: warpgroup roles (setmaxnreg needs this shape).
   auto setMaxRegisters = [&](int64_t regs, NVVM::SetMaxRegisterAction act) {

@@ -44,6 +44,9 @@
 //       swizzled staging buffers and asynchronous TMA stores.
 //   PingPongKernel (PingPong.cpp)        persistent; two consumer
 //       warpgroups alternate whole units of the tiles.
+//   SplitKKernel (SplitK.cpp)            grid (tiles, S): CTA (t, s) runs
+//       K-slice s of tile t; slices reduce in order through an f32
+//       workspace, the last applies the epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,12 +77,17 @@ public:
 
   /// Emits the kernel body at the builder's insertion point. `mapping`
   /// maps the tile kernel's arguments to the gpu.func's; `tensorMaps` are
-  /// the trailing CUtensorMap pointer params (numTensorMaps() of them).
-  LogicalResult build(IRMapping &mapping, ArrayRef<Value> tensorMaps);
+  /// the trailing CUtensorMap pointer params (numTensorMaps() of them);
+  /// `workspaceParam` the last param when workspaceBytes() > 0.
+  LogicalResult build(IRMapping &mapping, ArrayRef<Value> tensorMaps,
+                      Value workspaceParam = {});
 
   /// Tensor-map params the kernel takes: A's and B's (and C's, TmaStore);
   /// none for loads without TMA (ws.ldgLoads).
   virtual unsigned numTensorMaps() const { return ws.ldgLoads ? 0 : 2; }
+  /// Bytes of the zero-initialised device workspace the kernel takes as
+  /// its last param (an !llvm.ptr after the tensor maps); 0: none.
+  virtual int64_t workspaceBytes() const { return 0; }
   /// Dynamic shared memory the kernel uses: 1 KiB of alignment slack, the
   /// stage buffers and the epilogue's staging buffers.
   int64_t sharedBytes() const {
@@ -111,6 +119,9 @@ protected:
   /// ... and those after the stage buffers (used while the producer
   /// refills the stages).
   virtual int64_t stagingAfterStages() const { return 0; }
+  /// The hardware K iterations this CTA runs, given the tile's `total`
+  /// (emitted at the kernel's top level, before the warpgroup roles).
+  virtual Value ctaIterations(Value total) { return total; }
 
   //===--- pieces the schedules share -----------------------------------===//
   /// One pipeline iteration of the producer: `it` is the pipeline iteration
@@ -174,7 +185,8 @@ protected:
   Value globalA, globalB;   // the kernel's A and B params (build())
   Value tmaA, tmaB, tmaC;   // tmaC: TmaStoreKernel only
   Value full, empty;        // the mbarrier groups
-  Value nIter;              // hardware K iterations per tile
+  Value nIter;              // hardware K iterations per tile (per CTA)
+  Value workspace;          // the workspace param (workspaceBytes() > 0)
   Value signaller;          // consumers: thread 0 of the warpgroup
 };
 
@@ -234,6 +246,9 @@ protected:
   /// base, N and the column are even and the columns inside N.
   void epilogueFromRegisters(Value acc, IRMapping &mapping, Value colOff,
                              Value rowOff);
+  /// The same from the accumulator's values (accumulatorValues' layout).
+  void epilogueFromValues(SmallVector<SmallVector<Value>> blockVals,
+                          IRMapping &mapping, Value colOff, Value rowOff);
 
   Value numTiles;         // the launch's grid size (set by mapLaunch)
   SmallVector<Value> grid; // the launch's grid sizes
@@ -272,6 +287,41 @@ protected:
   Value mapUnit(Value j, IRMapping &mapping, IRMapping &tileMapping);
 
   Value ctaId, ctaCount;
+};
+
+/// Split-K (SplitK.cpp): the cooperative tile (TM = 64 x consumers) with
+/// the K loop cut into S slices. Launched with grid (tiles, S, 1): CTA
+/// (t, s) maps linear tile t like the persistent kernel and runs hardware
+/// K iterations [s*n/S, (s+1)*n/S) of the tile's n (an empty range gives a
+/// zero partial). Serial reduction through the workspace param (layout:
+/// kSplitKMaxTiles u32 semaphores, padded to a multiple of 256 bytes, then one f32
+/// TMxTN partial per tile, each consumer thread's values at
+/// [j * consumer threads + thread], so every thread reads back exactly
+/// what the same thread of the previous slice wrote):
+///   slice s > 0: thread 0 spins on ld.acquire.gpu sem[t] == s, then a
+///     consumer barrier; every thread adds the stored partial to its own
+///     (fixed order p0 + p1 + ... : deterministic);
+///   slice s < S-1: stores its sum, consumer barrier, thread 0: fence
+///     release (gpu) + relaxed store sem[t] = s + 1;
+///   slice S-1: the launch's epilogue and C from registers, sem[t] = 0
+///     (self-resetting: the workspace is zeroed once, when allocated).
+/// Slice s only waits for slice s-1 (a lower linear CTA id): CTAs are
+/// dispatched in linear order, and the runtime keeps tiles x S within one
+/// wave.
+class SplitKKernel : public PersistentKernel {
+public:
+  using PersistentKernel::PersistentKernel;
+  int64_t workspaceBytes() const override;
+  /// Bytes of the semaphore block at the start of the workspace.
+  static int64_t semaphoreBytes() { return (kSplitKMaxTiles * 4 + 255) / 256 * 256; }
+
+protected:
+  LogicalResult mapLaunch(IRMapping &mapping) override;
+  Value ctaIterations(Value total) override;
+  void producer(IRMapping &mapping) override;
+  void consumer(IRMapping &mapping) override;
+
+  Value tileId, slice, slices, kBegin;
 };
 
 /// The builder of the schedule `ws` asks for.

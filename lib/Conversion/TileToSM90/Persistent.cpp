@@ -155,6 +155,13 @@ PersistentKernel::accumulatorValues(Value acc, int64_t blocks,
 
 void PersistentKernel::epilogueFromRegisters(Value acc, IRMapping &mapping,
                                              Value colOff, Value rowOff) {
+  epilogueFromValues(accumulatorValues(acc, accRows() / 64, loadN() / 2),
+                     mapping, colOff, rowOff);
+}
+
+void PersistentKernel::epilogueFromValues(
+    SmallVector<SmallVector<Value>> blockVals, IRMapping &mapping,
+    Value colOff, Value rowOff) {
   // wgmma's accumulator layout (m64nNk16, f32): in each consumer
   // warpgroup, warp w (of 4) and lane l hold, for every 8-column group j,
   // elements 4j, 4j+1 at row 16w + l/4, columns 8j + 2(l%4) + {0, 1}, and
@@ -166,8 +173,8 @@ void PersistentKernel::epilogueFromRegisters(Value acc, IRMapping &mapping,
   int64_t n = width / 2; // values per thread per 64-row block
   int64_t blocks = accRows() / 64;
   auto f32 = b.getF32Type();
-  SmallVector<SmallVector<Value>> blockVals =
-      accumulatorValues(acc, blocks, n);
+  assert(blockVals.size() == size_t(blocks) && "one list per 64-row block");
+  (void)n;
 
   Value C = mapping.lookup(m.C);
   Value cRow = add(mapping.lookup(m.cRow), rowOff);

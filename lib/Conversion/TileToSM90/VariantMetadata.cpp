@@ -39,6 +39,11 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
               tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
       maps.push_back(tma(m.C, 64, 64, m.outType));
+    // Split-K: K is A's dim 1, counted in hardware K tiles; the runtime
+    // launches grid (tiles, S) and passes the workspace last.
+    SmallVector<int64_t> splitK;
+    if (ws.splitK)
+      splitK = {cast<BlockArgument>(m.A).getArgNumber(), 1, kBlockK};
     // Persistent: one CTA per SM (capped at the tile count), each looping
     // over tiles. The schedule is informational (launched alike). The
     // small-grid variant (max_tiles) sends larger grids on.
@@ -47,7 +52,10 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         b.getStringAttr(built.kernelName), {ws.threads(), 1, 1},
         built.sharedBytes,
         ws.persistent ? VariantGrid::sms : VariantGrid::launch, built.maxTiles,
-        ws.pingpong ? b.getStringAttr("pingpong") : StringAttr(), maps));
+        ws.pingpong  ? b.getStringAttr("pingpong")
+        : ws.splitK ? b.getStringAttr("splitk")
+                    : StringAttr(),
+        maps, splitK, built.workspaceBytes));
   }
   setKernelInfo(module, info.withVariants(all));
   return success();

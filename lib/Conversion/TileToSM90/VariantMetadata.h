@@ -24,6 +24,7 @@ struct BuiltVariant {
   WarpSpecialization ws;    // threads, schedule, epilogue, persistent
   int64_t sharedBytes = 0;  // dynamic shared memory
   int64_t maxTiles = 0;     // the runtime's "max_tiles" rule; 0: none
+  int64_t workspaceBytes = 0; // split-K: the workspace param's bytes
 };
 
 /// Appends one typed variant (#tile.kernel_variant) per built variant, in

@@ -161,8 +161,10 @@ public:
                   "device " + str(device) + " current");
     for (const auto &v : l->variants)
       if (v->accepts(gx, gy, gz))
-        if (tile_status st; runVariant(*v, args, kp, gx, gy, gz, stream, st))
-          return st;
+        if (int64_t slices = v->slices(args, gx, gy, gz); slices > 0)
+          if (tile_status st;
+              runVariant(*v, args, kp, gx, gy, gz, slices, stream, st))
+            return st;
     CUresult r = drv_->api.cuLaunchKernel(
         l->fn, unsigned(gx), unsigned(gy), unsigned(gz), block_[0], block_[1],
         block_[2], shared_, static_cast<CUstream>(stream), kp, nullptr);
@@ -377,10 +379,11 @@ private:
       return;
     for (const auto &vl : l.variants)
       std::fprintf(stderr,
-                   "tile: kernel '%s': variant %s (%s, max_tiles %lld) "
+                   "tile: kernel '%s': variant %s (%s, max_tiles %lld%s) "
                    "enabled\n",
                    name_.c_str(), vl->spec().kernel.c_str(),
-                   vl->spec().kind.c_str(), (long long)vl->spec().maxTiles);
+                   vl->spec().kind.c_str(), (long long)vl->spec().maxTiles,
+                   vl->spec().kParam >= 0 ? ", split-K" : "");
     if (l.variants.empty())
       std::fprintf(stderr, "tile: kernel '%s': variants not used: %s\n",
                    name_.c_str(), why.c_str());
@@ -391,7 +394,8 @@ private:
   /// instead. kp holds the
   /// flattened params; the map pointers are appended.
   bool runVariant(VariantLauncher &vl, void **args, void **kp, int64_t gx,
-                  int64_t gy, int64_t gz, void *stream, tile_status &st) const {
+                  int64_t gy, int64_t gz, int64_t slices, void *stream,
+                  tile_status &st) const {
     CUdeviceptr maps[8];
     std::string why;
     std::unique_lock<std::mutex> lock; // the map cache, until enqueued
@@ -407,8 +411,24 @@ private:
     for (size_t i = 0; i < vl.numMaps(); ++i)
       kp[params_.size() + i] = &maps[i];
     const VariantSpec &s = vl.spec();
+    CUdeviceptr workspace = 0;
+    if (s.workspaceBytes) {
+      workspace = vl.workspace(static_cast<CUstream>(stream), why);
+      if (!workspace) {
+        const char *v = std::getenv("TILE_CUDA_VERBOSE");
+        if (v && *v)
+          std::fprintf(stderr, "tile: kernel '%s': not launching %s: %s\n",
+                       name_.c_str(), s.kernel.c_str(), why.c_str());
+        return false;
+      }
+      kp[params_.size() + vl.numMaps()] = &workspace;
+    }
     unsigned grid[3];
-    vl.grid(gx, gy, gz, grid);
+    vl.grid(gx, gy, gz, grid, slices);
+    if (s.kParam >= 0)
+      if (const char *v = std::getenv("TILE_CUDA_VERBOSE"); v && *v)
+        std::fprintf(stderr, "tile: kernel '%s': %s with %lld K-slices\n",
+                     name_.c_str(), s.kernel.c_str(), (long long)slices);
     CUresult r = drv_->api.cuLaunchKernel(
         vl.function(), grid[0], grid[1], grid[2], s.block[0],
         s.block[1], s.block[2], s.sharedBytes, static_cast<CUstream>(stream),

@@ -47,6 +47,26 @@ std::string makeTmaSpec(const TmaPlan &t, const KernelPlan &plan,
 
 } // namespace
 
+int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
+                     int64_t maxTiles, const char *override) {
+  if (tiles < 1 || tiles > maxTiles || k < 1 || blockK < 1)
+    return 0;
+  const int64_t kTiles = (k + blockK - 1) / blockK;
+  int64_t s;
+  if (override && *override && std::strcmp(override, "auto") != 0) {
+    char *end = nullptr;
+    long long n = std::strtoll(override, &end, 10);
+    if (end == override || *end != '\0' || n < 2)
+      return 0; // "0", "1", "off" or not a number: never split-K
+    s = std::min<int64_t>({int64_t(n), kTiles, 65535});
+  } else {
+    if (sms <= 0)
+      return 0;
+    s = std::min<int64_t>(sms / tiles, kTiles / 4);
+  }
+  return s >= 2 ? s : 0;
+}
+
 bool variantsDisabled() {
   const char *v = std::getenv("TILE_DISABLE_VARIANTS");
   return v && *v && std::strcmp(v, "0") != 0;
@@ -68,6 +88,10 @@ bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
     s.sharedBytes = unsigned(v.sharedBytes);
     s.gridSms = v.gridSms;
     s.maxTiles = v.maxTiles;
+    s.kParam = v.kParam;
+    s.kDim = v.kDim;
+    s.blockK = v.blockK;
+    s.workspaceBytes = size_t(v.workspaceBytes);
     for (size_t j = 0; j < v.tma.size(); ++j) {
       TmaSpec t;
       std::string why = makeTmaSpec(v.tma[j], plan, t);
@@ -134,7 +158,8 @@ std::vector<std::unique_ptr<VariantLauncher>> VariantLauncher::createAll(
       why = "the driver has no cuTensorMapEncodeTiled (older than CUDA 12.0)";
       continue;
     }
-    if (numParams + v.tma.size() > kMaxKernelParams) {
+    if (numParams + v.tma.size() + (v.workspaceBytes ? 1 : 0) >
+        kMaxKernelParams) {
       why = "variant " + v.kernel + " has too many kernel parameters";
       continue;
     }
@@ -187,11 +212,86 @@ VariantLauncher::~VariantLauncher() {
   if (slab_) {
     ScopedContext scope(drv_->api, ctx_);
     drv_->api.cuMemFree(slab_);
+    for (const Workspace &w : workspaces_)
+      if (w.ptr)
+        drv_->api.cuMemFree(w.ptr);
   }
 }
 
+int64_t VariantLauncher::slices(void *const *args, int64_t gx, int64_t gy,
+                                int64_t gz) const {
+  if (spec_.kParam < 0)
+    return 1;
+  // The memref descriptor {allocated, aligned, offset, sizes[rank], ...}.
+  int64_t k;
+  std::memcpy(&k,
+              static_cast<const char *>(args[spec_.kParam]) + 24 +
+                  8 * spec_.kDim,
+              8);
+  return splitKSlices(gx * gy * gz, k, spec_.blockK, sms_, spec_.maxTiles,
+                      std::getenv("TILE_SPLIT_K"));
+}
+
+CUdeviceptr VariantLauncher::workspace(CUstream stream, std::string &why) {
+  // The legacy default stream has two handles (0 and CU_STREAM_LEGACY);
+  // CU_STREAM_PER_THREAD is one handle for a different stream per thread.
+  uintptr_t key = reinterpret_cast<uintptr_t>(stream);
+  if (key == 0x1)
+    key = 0;
+  std::thread::id thread =
+      key == 0x2 ? std::this_thread::get_id() : std::thread::id();
+  const uint64_t now = ++clock_;
+  size_t victim = 0;
+  for (size_t i = 0; i < kWorkspaceSlots; ++i) {
+    Workspace &w = workspaces_[i];
+    if (w.ptr && w.stream == key && w.thread == thread) {
+      w.lastUse = now;
+      return w.ptr;
+    }
+    if (!w.ptr || (workspaces_[victim].ptr && w.lastUse < workspaces_[victim].lastUse))
+      victim = i;
+  }
+  const Api &a = drv_->api;
+  Workspace &w = workspaces_[victim];
+  if (w.ptr) {
+    // Another stream's launch may still use it; once complete, the kernel
+    // has left its semaphores at 0, so it is reused as it is.
+    if (a.cuCtxSynchronize() != kSuccess) {
+      why = "cuCtxSynchronize failed";
+      return 0;
+    }
+  } else {
+    CUdeviceptr p = 0;
+    CUresult r = a.cuMemAlloc(&p, spec_.workspaceBytes);
+    if (r != kSuccess) {
+      why = "cannot allocate the " + str(int64_t(spec_.workspaceBytes)) +
+            "-byte split-K workspace: " + errorText(r);
+      return 0;
+    }
+    // Zeroed before any launch on any stream can read it (cuMemsetD8 is
+    // ordered on the legacy stream only; a non-blocking stream is not).
+    r = a.cuMemsetD8(p, 0, spec_.workspaceBytes);
+    if (r == kSuccess)
+      r = a.cuCtxSynchronize();
+    if (r != kSuccess) {
+      a.cuMemFree(p);
+      why = "cannot zero the split-K workspace: " + errorText(r);
+      return 0;
+    }
+    w.ptr = p;
+  }
+  w.stream = key;
+  w.thread = thread;
+  w.lastUse = now;
+  return w.ptr;
+}
+
 void VariantLauncher::grid(int64_t gx, int64_t gy, int64_t gz,
-                           unsigned out[3]) const {
+                           unsigned out[3], int64_t slices) const {
+  if (spec_.kParam >= 0) {
+    out[0] = unsigned(gx * gy * gz), out[1] = unsigned(slices), out[2] = 1;
+    return;
+  }
   if (!spec_.gridSms) {
     out[0] = unsigned(gx), out[1] = unsigned(gy), out[2] = unsigned(gz);
     return;

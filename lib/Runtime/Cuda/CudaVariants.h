@@ -27,7 +27,18 @@
 // accepts the grid ("max_tiles") and whose tensor maps can be made, else
 // entry.kernel.
 //
-// Environment: TILE_DISABLE_VARIANTS=1 always launches entry.kernel.
+// A split-K variant ("split_k", docs/pipelines.md "Split-K") accepts a
+// launch when splitKSlices gives S >= 2 K-slices; it is launched with grid
+// (tiles, S, 1) and a trailing pointer to its workspace ("workspace_bytes",
+// zeroed when allocated; the kernel leaves it zeroed again), one per
+// (variant, stream): launches on one stream are ordered, and two streams
+// never share one (VariantLauncher::workspace).
+//
+// Environment: TILE_DISABLE_VARIANTS=1 always launches entry.kernel;
+// TILE_SPLIT_K (read per launch, so autotuning can change it between
+// runs): unset, empty or "auto": the cost model; "0", "1" or "off": never
+// split-K; N >= 2: N slices for every launch of at most max_tiles tiles
+// (capped at the K tiles).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_CUDAVARIANTS_H
@@ -40,6 +51,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tile::rt::cuda {
@@ -57,7 +69,27 @@ struct VariantSpec {
   /// entry.kernel). 0 (absent): any launch.
   int64_t maxTiles = 0;
   std::vector<TmaSpec> tma;
+  /// Split-K ("split_k"): K = dim kDim of param kParam, in blockK units;
+  /// kParam < 0: not a split-K variant.
+  int32_t kParam = -1, kDim = 0;
+  int64_t blockK = 0;
+  /// "workspace_bytes" (0: the kernel takes no workspace param).
+  size_t workspaceBytes = 0;
 };
+
+/// The split-K cost model: the K-slices S for a launch of `tiles` output
+/// tiles and a reduction extent `k` (blockK units per K tile) on a device
+/// with `sms` multiprocessors; 0 = do not use split-K. `override` is
+/// TILE_SPLIT_K's value (nullptr/""/"auto": the model).
+///   tiles > maxTiles (the workspace's capacity) or k < 1: 0;
+///   the model: S = min(floor(sms / tiles), floor(kTiles / 4)): one wave
+///     of tiles x S CTAs (each slice waits only for the one before it, all
+///     resident) and at least 4 K tiles per slice (the pipeline fills and
+///     drains per slice); S < 2: 0 (the other variants);
+///   override N >= 2: min(N, kTiles, 65535) (if >= 2); "0"/"1"/"off": 0.
+/// kTiles = ceil(k / blockK).
+int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
+                     int64_t maxTiles, const char *override);
 
 /// The driver's view of the plan's "sm90_tma_wgmma" variants (parsed and
 /// checked against the params by parseMetadata). False with `error`
@@ -93,10 +125,20 @@ public:
   ~VariantLauncher(); // frees the device copies (pushes ctx)
 
   /// Whether the variant's selection rule ("max_tiles") takes a launch of
-  /// grid (gx, gy, gz).
+  /// grid (gx, gy, gz) (a split-K variant: see slices()).
   bool accepts(int64_t gx, int64_t gy, int64_t gz) const {
     return spec_.maxTiles <= 0 || gx * gy * gz <= spec_.maxTiles;
   }
+  /// A split-K variant's K-slices for this launch (splitKSlices with K
+  /// read from the args' memref descriptors and TILE_SPLIT_K); 0: not
+  /// this variant. 1 for other variants.
+  int64_t slices(void *const *args, int64_t gx, int64_t gy, int64_t gz) const;
+  /// The workspace for a launch on `stream` (call under prepare()'s lock):
+  /// one zeroed buffer of workspaceBytes per stream, at most
+  /// kWorkspaceSlots streams (the least recently used one is taken over
+  /// after cuCtxSynchronize). 0 with `why` on failure.
+  CUdeviceptr workspace(CUstream stream, std::string &why);
+  static constexpr size_t kWorkspaceSlots = 4;
 
   /// The trailing kernel params for this launch: mapPtrs[i] = device copy
   /// of "tma" entry i (args: the CPU-ABI memref descriptors). A cache miss
@@ -111,9 +153,11 @@ public:
                std::string &why, std::unique_lock<std::mutex> &lock);
 
   const VariantSpec &spec() const { return spec_; }
-  /// The variant's grid for a launch of grid (gx, gy, gz): the same, or
-  /// for "grid": "sms" min(#SMs, gx*gy*gz) CTAs along x.
-  void grid(int64_t gx, int64_t gy, int64_t gz, unsigned out[3]) const;
+  /// The variant's grid for a launch of grid (gx, gy, gz): the same, for
+  /// "grid": "sms" min(#SMs, gx*gy*gz) CTAs along x, for split-K with
+  /// `slices` S: (gx*gy*gz, S, 1).
+  void grid(int64_t gx, int64_t gy, int64_t gz, unsigned out[3],
+            int64_t slices = 1) const;
   CUfunction function() const { return fn_; }
   size_t numMaps() const { return spec_.tma.size(); }
 
@@ -138,6 +182,13 @@ private:
   EncodeTiledFn encode_ = nullptr;
   VariantSpec spec_;
   int sms_ = 0; // multiprocessors of the device (0: unknown)
+  struct Workspace {
+    uintptr_t stream = 0;
+    std::thread::id thread; // for CU_STREAM_PER_THREAD only
+    CUdeviceptr ptr = 0;
+    uint64_t lastUse = 0;
+  };
+  Workspace workspaces_[kWorkspaceSlots];
   CUdeviceptr slab_ = 0; // kCacheSlots maps, 128 bytes each (256-aligned base)
   std::mutex mu_;
   Slot slots_[kCacheSlots];

@@ -117,6 +117,21 @@ func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k
 
 // -----
 
+// expected-error @+1 {{a kernel variant's split_k must be [param, dim, block_k] with param, dim >= 0 and block_k >= 1}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, split_k = [0, 1]>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's split_k must be [param, dim, block_k] with param, dim >= 0 and block_k >= 1}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, split_k = [0, 1, 0]>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's workspace_bytes must be in [0, 2^40]}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, workspace_bytes = -8>}
+
+// -----
+
 // expected-error @+1 {{a kernel variant's shared_bytes must be in [0, 2^30]}}
 func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = -4>}
 

@@ -48,6 +48,14 @@ func.func private @variant() attributes {
 
 // -----
 
+// A split-K variant: split_k = [param, dim, block_k] and its workspace.
+// CHECK-LABEL: func.func private @splitk_variant
+// CHECK-SAME: a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_sk", block = [384, 1, 1], shared_bytes = 1024, max_tiles = 66, schedule = "splitk", split_k = [0, 1, 64], workspace_bytes = 4325888>
+func.func private @splitk_variant() attributes {
+  a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_sk", block = [384, 1, 1], shared_bytes = 1024, max_tiles = 66, schedule = "splitk", split_k = [0, 1, 64], workspace_bytes = 4325888>}
+
+// -----
+
 // A description with a variant and no parameters at all.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: #tile.kernel_info<"gemm", target = "cuda", chip = "sm_90a", features = "+ptx80", params = [<"A" : memref<?x?xf16>, dims = ["M", "K"]>],

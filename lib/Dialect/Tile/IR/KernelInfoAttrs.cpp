@@ -377,7 +377,8 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           StringAttr kind, StringAttr chip, StringAttr kernel,
                           ArrayRef<int64_t> block, int64_t sharedBytes,
                           VariantGrid, int64_t maxTiles, StringAttr,
-                          ArrayRef<TmaDescAttr>) {
+                          ArrayRef<TmaDescAttr>, ArrayRef<int64_t> splitK,
+                          int64_t workspaceBytes) {
   if (!kind || kind.getValue().empty() || !kernel ||
       kernel.getValue().empty() || !chip)
     return emitError() << "a kernel variant needs a kind, a chip and a "
@@ -393,6 +394,13 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (maxTiles < 0)
     return emitError() << "a kernel variant's max_tiles must be >= 0 (0: "
                           "no limit)";
+  if (!splitK.empty() &&
+      (splitK.size() != 3 || splitK[0] < 0 || splitK[1] < 0 || splitK[2] < 1))
+    return emitError() << "a kernel variant's split_k must be [param, dim, "
+                          "block_k] with param, dim >= 0 and block_k >= 1";
+  if (workspaceBytes < 0 || workspaceBytes > (int64_t(1) << 40))
+    return emitError() << "a kernel variant's workspace_bytes must be in "
+                          "[0, 2^40]";
   return success();
 }
 
@@ -401,9 +409,10 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
   SMLoc loc = parser.getCurrentLocation();
   StringAttr kind, chip, kernel, schedule;
   SmallVector<int64_t> block;
-  int64_t sharedBytes = 0, maxTiles = 0;
+  int64_t sharedBytes = 0, maxTiles = 0, workspaceBytes = 0;
   VariantGrid grid = VariantGrid::launch;
   SmallVector<TmaDescAttr> tma;
+  SmallVector<int64_t> splitK;
   if (parser.parseLess() || parser.parseAttribute(kind) ||
       parser.parseComma() || parseKey(parser, "chip") ||
       parser.parseAttribute(chip) || parser.parseComma() ||
@@ -431,9 +440,17 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     } else if (key == "tma") {
       if (parseAttrList(parser, tma))
         return {};
+    } else if (key == "split_k") {
+      if (parseIntList(parser, splitK))
+        return {};
+    } else if (key == "workspace_bytes") {
+      if (parser.parseInteger(workspaceBytes))
+        return {};
     } else {
       return parser.emitError(keyLoc, "unknown kernel variant field '")
-                 << key << "' (expected grid, max_tiles, schedule, tma)",
+                 << key
+                 << "' (expected grid, max_tiles, schedule, tma, split_k, "
+                    "workspace_bytes)",
              Attribute();
     }
   }
@@ -441,7 +458,8 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     return {};
   return getChecked([&] { return parser.emitError(loc); }, ctx, kind, chip,
                     kernel, ArrayRef<int64_t>(block), sharedBytes, grid,
-                    maxTiles, schedule, ArrayRef<TmaDescAttr>(tma));
+                    maxTiles, schedule, ArrayRef<TmaDescAttr>(tma),
+                    ArrayRef<int64_t>(splitK), workspaceBytes);
 }
 
 void KernelVariantAttr::print(AsmPrinter &printer) const {
@@ -459,6 +477,12 @@ void KernelVariantAttr::print(AsmPrinter &printer) const {
     printer << ", tma = ";
     printAttrList(printer, getTma());
   }
+  if (!getSplitK().empty()) {
+    printer << ", split_k = ";
+    printIntList(printer, getSplitK());
+  }
+  if (getWorkspaceBytes() != 0)
+    printer << ", workspace_bytes = " << getWorkspaceBytes();
   printer << '>';
 }
 

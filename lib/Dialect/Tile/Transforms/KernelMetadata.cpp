@@ -170,6 +170,11 @@ static json::Value toJSON(KernelVariantAttr v) {
     o["max_tiles"] = v.getMaxTiles();
   if (v.getSchedule())
     o["schedule"] = v.getSchedule().getValue();
+  if (ArrayRef<int64_t> sk = v.getSplitK(); !sk.empty())
+    o["split_k"] = json::Object{
+        {"k_param", sk[0]}, {"k_dim", sk[1]}, {"block_k", sk[2]}};
+  if (v.getWorkspaceBytes() > 0)
+    o["workspace_bytes"] = v.getWorkspaceBytes();
   return o;
 }
 

@@ -66,6 +66,12 @@ struct WarpSpecialization {
   /// convert-tile-gemm-to-sm90 for its extra variant, never in the
   /// attribute.
   bool ldgLoads = false;
+  /// Split-K (the variant for grids of at most kSplitKMaxTiles tiles, see
+  /// SplitKKernel): the non-persistent cooperative tile whose K loop is
+  /// cut into the launch's grid.y slices, reduced through an f32
+  /// workspace. Set by convert-tile-gemm-to-sm90 for its extra variant,
+  /// never in the attribute.
+  bool splitK = false;
   /// Shared bytes of the TMA-store staging buffers (0 without).
   int64_t stagingBytes() const { return tmaStore ? consumers * 2 * 8192 : 0; }
   int64_t threads() const { return 128 * (producers + consumers); }
@@ -114,6 +120,12 @@ bool isSM90Chip(StringRef chip);
 /// H200, docs/performance.md: the TMA-store epilogue is fastest at 4096^3 =
 /// 512 tiles, the persistent cooperative kernel at 8192^3 = 2048 tiles).
 constexpr int64_t kTmaStoreMaxTiles = 4 * 132;
+
+/// The split-K variant runs launches of at most this many tiles: half the
+/// H100/H200's 132 SMs, so that at least 2 slices per tile fit in one wave
+/// (the runtime's rule, docs/pipelines.md "Split-K"). It sizes the
+/// variant's workspace (one f32 partial tile and one semaphore per tile).
+constexpr int64_t kSplitKMaxTiles = 132 / 2;
 
 } // namespace mlir::tile::sm90
 

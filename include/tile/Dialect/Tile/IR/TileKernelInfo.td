@@ -181,7 +181,12 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     (persistent: one CTA per multiprocessor); `max_tiles`: used only for
     launches of at most that many blocks (0: any); `schedule`:
     informational; `tma`: the tensor maps it takes as trailing kernel
-    parameters.
+    parameters. `split_k = [param, dim, block_k]`: a split-K kernel (the
+    runtime launches it with grid (tiles, S, 1) for S K-slices of the
+    reduction extent `dim` of tensor param `param`, in units of `block_k`,
+    and chooses S per launch); `workspace_bytes`: the zero-initialised
+    device scratch it takes as its last kernel parameter (after the tensor
+    maps; 0: none).
     Example: `#tile.variant<"sm90_tma_wgmma", chip = "sm_90a",
     kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864,
     grid = sms, tma = [<param = 0, type = f16, box = [64, 128], ...>]>`.
@@ -195,7 +200,9 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                           "::mlir::tile::VariantGrid::launch">:$grid,
                         DefaultValuedParameter<"int64_t", "0">:$maxTiles,
                         OptionalParameter<"::mlir::StringAttr">:$schedule,
-                        OptionalArrayRefParameter<"::mlir::tile::TmaDescAttr">:$tma);
+                        OptionalArrayRefParameter<"::mlir::tile::TmaDescAttr">:$tma,
+                        OptionalArrayRefParameter<"int64_t">:$splitK,
+                        DefaultValuedParameter<"int64_t", "0">:$workspaceBytes);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -1,0 +1,209 @@
+//===- SplitKTest.cpp - split-K variants: choice, plan, workspace ---------===//
+//
+// The runtime side of the sm_90a split-K variant (CudaVariants.h), without
+// a GPU: the cost model (splitKSlices), the metadata's "split_k" and
+// "workspace_bytes", and launches against the mock driver (grid (tiles, S,
+// 1), the workspace param: zeroed, one per stream, reused, the least
+// recently used one taken over after cuCtxSynchronize; TILE_SPLIT_K).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaMock.h"
+#include "Cuda/CudaVariants.h"
+#include "Metadata.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace {
+
+/// The add fixture with a split-K variant: K = A's dim 0 (N) in units of
+/// 16, at most 66 tiles (ceil(N / 64) blocks), a 4 KiB workspace.
+json splitKMeta() {
+  json m = cudaAddMeta();
+  auto tma = [](int param) {
+    return json{{"param", param}, {"dtype", "float32"}, {"rank", 1},
+                {"box", {32}}};
+  };
+  m["variants"] = {{{"kind", "sm90_tma_wgmma"},
+                    {"chip", "sm_90a"},
+                    {"kernel", "add_kernel_sm90_sk"},
+                    {"block", {384, 1, 1}},
+                    {"shared_bytes", 100000},
+                    {"max_tiles", 66},
+                    {"schedule", "splitk"},
+                    {"split_k", {{"k_param", 0}, {"k_dim", 0}, {"block_k", 16}}},
+                    {"workspace_bytes", 4096},
+                    {"tma", {tma(0), tma(1)}}}};
+  return m;
+}
+
+struct EnvGuard {
+  explicit EnvGuard(const char *value) {
+    if (value)
+      ::setenv("TILE_SPLIT_K", value, 1);
+    else
+      ::unsetenv("TILE_SPLIT_K");
+  }
+  ~EnvGuard() { ::unsetenv("TILE_SPLIT_K"); }
+};
+
+} // namespace
+
+TEST(SplitK, CostModel) {
+  using cuda::splitKSlices;
+  // 4 tiles of 128x128, K = 65536 (1024 K tiles), 132 SMs: 33 slices.
+  EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, nullptr), 33);
+  // 1000^3 with 128x256 tiles: 32 tiles, 16 K tiles: min(4, 4).
+  EXPECT_EQ(splitKSlices(32, 1000, 64, 132, 66, nullptr), 4);
+  // M=1, N=K=4096: 16 tiles, 64 K tiles: min(8, 16).
+  EXPECT_EQ(splitKSlices(16, 4096, 64, 132, 66, ""), 8);
+  // At least 4 K tiles per slice: K = 448 (7 K tiles) gives 1: not used.
+  EXPECT_EQ(splitKSlices(4, 448, 64, 132, 66, "auto"), 0);
+  EXPECT_EQ(splitKSlices(4, 512, 64, 132, 66, nullptr), 2);
+  // Grids of more than half the SMs: 1 slice per tile fits: not used.
+  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 200, nullptr), 0);
+  EXPECT_EQ(splitKSlices(66, 1 << 20, 64, 132, 200, nullptr), 2);
+  // Beyond the workspace's capacity (max_tiles), whatever is asked.
+  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 66, nullptr), 0);
+  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 66, "8"), 0);
+  // Unknown SM count, empty K, nonsense tiles.
+  EXPECT_EQ(splitKSlices(4, 65536, 64, 0, 66, nullptr), 0);
+  EXPECT_EQ(splitKSlices(4, 0, 64, 132, 66, nullptr), 0);
+  EXPECT_EQ(splitKSlices(0, 65536, 64, 132, 66, nullptr), 0);
+  // TILE_SPLIT_K: N slices (capped at the K tiles and 65535), or off.
+  EXPECT_EQ(splitKSlices(64, 65536, 64, 132, 66, "3"), 3);
+  EXPECT_EQ(splitKSlices(4, 100, 64, 132, 66, "8"), 2);
+  EXPECT_EQ(splitKSlices(1, int64_t(1) << 40, 1, 132, 66, "1000000"), 65535);
+  for (const char *off : {"0", "1", "off", "-3", "2x"})
+    EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, off), 0) << off;
+}
+
+TEST(SplitK, Metadata) {
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(splitKMeta().dump(), plan, error)) << error;
+  ASSERT_EQ(plan.variants.size(), 1u);
+  EXPECT_EQ(plan.variants[0].kParam, 0);
+  EXPECT_EQ(plan.variants[0].kDim, 0);
+  EXPECT_EQ(plan.variants[0].blockK, 16);
+  EXPECT_EQ(plan.variants[0].workspaceBytes, 4096);
+  std::vector<cuda::VariantSpec> vs;
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
+  EXPECT_EQ(vs[0].kParam, 0);
+  EXPECT_EQ(vs[0].blockK, 16);
+  EXPECT_EQ(vs[0].workspaceBytes, 4096u);
+
+  struct Bad {
+    const char *key;
+    json value;
+    const char *message;
+  } bad[] = {
+      {"split_k", 3, "variants[0].split_k must be an object"},
+      {"split_k", {{"k_param", 0}, {"k_dim", 0}},
+       "variants[0].split_k.block_k is missing"},
+      {"split_k", {{"k_param", 5}, {"k_dim", 0}, {"block_k", 64}},
+       "variants[0].split_k.k_param (5) must be the index of a tensor param"},
+      {"split_k", {{"k_param", 0}, {"k_dim", 1}, {"block_k", 64}},
+       "variants[0].split_k.k_dim (1) must be a dim of param 0"},
+      {"split_k", {{"k_param", 0}, {"k_dim", 0}, {"block_k", 0}},
+       "variants[0].split_k.block_k must be an integer in [1, 2^20]"},
+      {"workspace_bytes", -1,
+       "variants[0].workspace_bytes must be an integer in [0, 2^40]"},
+      {"workspace_bytes", 0,
+       "variants[0].split_k needs max_tiles and workspace_bytes"},
+  };
+  for (const Bad &b : bad) {
+    SCOPED_TRACE(b.message);
+    json m = splitKMeta();
+    m["variants"][0][b.key] = b.value;
+    KernelPlan p;
+    EXPECT_FALSE(parseMetadata(m.dump(), p, error));
+    EXPECT_NE(error.find(b.message), std::string::npos) << error;
+  }
+}
+
+TEST(SplitKMock, LaunchGridAndWorkspace) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  EnvGuard env(nullptr);
+  KernelGuard k(load(cudaBundle(splitKMeta()), "ffi"));
+  ASSERT_TRUE(k.k);
+  // N = 1000: 16 tiles, K = 1000 = 63 K tiles of 16: min(132/16, 63/4) = 8.
+  const int64_t n = 1000;
+  DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  void *s1 = reinterpret_cast<void *>(0x71);
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_sk");
+  EXPECT_EQ(mock->grid[0], 16u);
+  EXPECT_EQ(mock->grid[1], 8u);
+  EXPECT_EQ(mock->grid[2], 1u);
+  EXPECT_EQ(mock->block[0], 384u);
+  EXPECT_EQ(c[999], 3.0f);
+  // The workspace: the last param, 4096 zeroed bytes, allocated once (the
+  // first launch also loaded the module and the map cache).
+  ASSERT_EQ(mock->nparams, 18);
+  const int64_t ws1 = mock->params[17];
+  ASSERT_NE(ws1, 0);
+  std::vector<char> zero(4096, 0);
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void *>(ws1), zero.data(), 4096),
+            0);
+  const int allocs = mock->allocs;
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
+  EXPECT_EQ(mock->params[17], ws1);
+  EXPECT_EQ(mock->allocs, allocs);
+  // Another stream: its own workspace. Up to 4 streams, then the least
+  // recently used one is taken over after a context synchronize.
+  int64_t seen[5] = {ws1};
+  for (int i = 1; i < 4; ++i) {
+    void *si = reinterpret_cast<void *>(0x71 + i);
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, si, nullptr), TILE_STATUS_OK);
+    seen[i] = mock->params[17];
+    for (int j = 0; j < i; ++j)
+      EXPECT_NE(seen[i], seen[j]);
+  }
+  EXPECT_EQ(mock->allocs, allocs + 3);
+  const int syncs = mock->ctx_syncs;
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, reinterpret_cast<void *>(0x90),
+                               nullptr),
+            TILE_STATUS_OK);
+  EXPECT_EQ(mock->params[17], ws1); // s1 was the least recently used
+  EXPECT_EQ(mock->allocs, allocs + 3);
+  EXPECT_GT(mock->ctx_syncs, syncs);
+  // TILE_SPLIT_K: forced slices, or off (then entry.kernel: no other
+  // variant here).
+  {
+    EnvGuard forced("3");
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90_sk");
+    EXPECT_EQ(mock->grid[1], 3u);
+  }
+  {
+    EnvGuard off("off");
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
+    EXPECT_STREQ(mock->last_function, "add_kernel");
+    EXPECT_EQ(mock->grid[1], 1u);
+  }
+  // More tiles than max_tiles: not split-K.
+  DevTensor a2({64 * 67}, 1.0f), b2({64 * 67}, 2.0f), c2({64 * 67});
+  tile_arg big[3] = {tile_arg_tensor(a2.dl()), tile_arg_tensor(b2.dl()),
+                     tile_arg_tensor(c2.dl())};
+  ASSERT_EQ(tile_kernel_launch(k, big, 3, s1, nullptr), TILE_STATUS_OK);
+  EXPECT_STREQ(mock->last_function, "add_kernel");
+  EXPECT_EQ(c2[64 * 67 - 1], 3.0f);
+  // Too little K for 2 slices of 4 K tiles: 2 tiles, K = 100 (7 K tiles).
+  DevTensor a3({100}, 1.0f), b3({100}, 2.0f), c3({100});
+  tile_arg small[3] = {tile_arg_tensor(a3.dl()), tile_arg_tensor(b3.dl()),
+                       tile_arg_tensor(c3.dl())};
+  ASSERT_EQ(tile_kernel_launch(k, small, 3, s1, nullptr), TILE_STATUS_OK);
+  EXPECT_STREQ(mock->last_function, "add_kernel");
+  // The workspaces are freed with the kernel.
+  const int frees = mock->frees;
+  tile_kernel_release(k.k);
+  k.k = nullptr;
+  EXPECT_GE(mock->frees, frees + 4);
+  EXPECT_EQ(mock->pushes, mock->pops);
+}
