@@ -366,6 +366,8 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
                       "the whole source)"
         : sb->scope != MemoryScope::fragment
             ? "the source is not a fragment"
+        : tb->scope != MemoryScope::fragment
+            ? "the target is not a fragment"
         : !shuffleable ? "the element type is wider than 32 bits"
         : "the target's layout neither is replicated in every thread nor "
           "gives each thread the target elements of its own source "
