@@ -76,7 +76,9 @@ func.func @split_rows(%X: memref<?x?xf32>, %Y: memref<?xf32>) attributes {tile.k
 
 // Slow paths say so (remarks=true): a fragment whose layout gives no thread
 // two contiguous elements of a row is copied with scalar accesses; a
-// reduction into a shared target is reduced serially per target element.
+// reduction into a shared target is reduced serially per target element; a
+// parallel body reading another thread's register goes through shared
+// memory.
 // CHECK-LABEL: gpu.func @slow_kernel
 func.func @slow(%X: memref<?x?xf32>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
@@ -84,10 +86,19 @@ func.func @slow(%X: memref<?x?xf32>) attributes {tile.kernel} {
   tile.launch blocks(%bx) in (%c1) threads(32) {
     %f = tile.alloc {layout = #tile.fragment<thread = (i, j) -> (j), index = (i, j) -> (i), threads = 32, inverse = (t, r) -> (r, t)>} : memref<4x32xf32, #tile.scope<fragment>>
     %s = tile.alloc : memref<4xf32, #tile.scope<shared>>
+    %g = tile.alloc : memref<32x4xf32, #tile.scope<fragment>>
+    tile.clear %g : memref<32x4xf32, #tile.scope<fragment>>
     // expected-remark @below {{tile.copy between global memory and a fragment uses scalar accesses: the fragment layout gives no thread two contiguous elements of a row}}
     tile.copy %X[%c0, %c0] to %f : memref<?x?xf32> to memref<4x32xf32, #tile.scope<fragment>>
     // expected-remark @below {{tile.reduce staged through shared memory and reduced serially per target element: the target is not a fragment}}
     tile.reduce sum %f into %s {dim = 1 : i64, clear} : memref<4x32xf32, #tile.scope<fragment>> into memref<4xf32, #tile.scope<shared>>
+    // expected-remark @below {{tile.parallel staged through shared memory, iterations distributed over the threads: a fragment access is not held by the thread running the iteration, or a store does not hit the driving fragment's register}}
+    tile.parallel (%i, %j) in [4, 32] {
+      %v = memref.load %f[%i, %j] : memref<4x32xf32, #tile.scope<fragment>>
+      %w = memref.load %g[%j, %i] : memref<32x4xf32, #tile.scope<fragment>>
+      %d = arith.subf %v, %w : f32
+      memref.store %d, %f[%i, %j] : memref<4x32xf32, #tile.scope<fragment>>
+    }
   }
   return
 }
