@@ -146,7 +146,11 @@ def test_example_softmax(compile_kernel, tmp_path, backend, m):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("m,n", [(1, 1), (100, 300), (64, 128)])
+# Odd sizes: a row pitch no 16-byte vector divides (1001, 17), a column
+# tail in every chunk, a partial last block of rows (1025 = 256 * 4 + 1),
+# many column chunks (70001), N = 0.
+@pytest.mark.parametrize("m,n", [(1, 1), (100, 300), (64, 128), (1000, 1001),
+                                 (3, 70001), (1025, 17), (8, 4096), (5, 0)])
 def test_example_reduce_rows(compile_kernel, tmp_path, backend, m, n):
     bundle = compile_kernel((EXAMPLES / "reduce_rows.mlir").read_text())
     x = rng(7).standard_normal((m, n)).astype(np.float32)

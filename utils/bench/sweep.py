@@ -6,18 +6,24 @@ cliffs"; figures in docs/performance.md).
 Two steps, on two machines (docs/gpu-testing.md):
 
     utils/bench/sweep.py compile [--tilec build/bin/tilec] [--out .sweep]
+                                 [--only mem|gemm|RE]
         here (tilec): writes OUT/NAME.mlir, OUT/NAME.tileb (--target=cuda
         --chip=sm_90a) and OUT/manifest.json;
-    python3 utils/bench/sweep.py run [--dir .sweep] [--quick] [--only RE]
+    python3 utils/bench/sweep.py run [--dir .sweep] [--quick] [--only mem|gemm|RE]
         on the GPU host with the `tile` package built (utils/bench/sweep.sh
         builds it from .gpu and runs this).
+
+--only mem: the memory-bound kernels only (softmax, rmsnorm, reduce_rows,
+transpose, elementwise_add); --only gemm: the GEMMs only; anything else is
+a regular expression searched in the kernel names.
 
 Kernels, all the programs a user writes once (no per-shape tuning):
   gemm_f16 / gemm_bf16   examples/gemm.mlir (128x128x32 tiles, 3 stages)
                          and its bf16 twin: the runtime picks the variant;
   softmax_N, rmsnorm_N   utils/bench/sweep_kernels/*.mlir.in, f32, one
                          program per static row length N;
-  reduce_rows            examples/reduce_rows.mlir (f32, any M, N);
+  reduce_rows            examples/reduce_rows.mlir (f32, any M, N; 4 rows
+                         per block, 4x1024 column chunks);
   transpose              utils/bench/sweep_kernels/transpose.mlir.in;
   elementwise_add        examples/elementwise_add.mlir (f32, any N).
 References: torch.matmul (cuBLAS), torch.softmax, torch.nn.functional
@@ -85,10 +91,23 @@ def kernel_sources():
     return src
 
 
+def selected(name, only):
+    """Whether kernel `name` is in the --only selection."""
+    if not only:
+        return True
+    if only == "mem":
+        return not name.startswith("gemm_")
+    if only == "gemm":
+        return name.startswith("gemm_")
+    return re.search(only, name) is not None
+
+
 def cmd_compile(args):
     os.makedirs(args.out, exist_ok=True)
     manifest = {"chip": args.chip, "kernels": {}}
     for name, text in kernel_sources().items():
+        if not selected(name, args.only):
+            continue
         mlir = os.path.join(args.out, name + ".mlir")
         with open(mlir, "w") as f:
             f.write(text)
@@ -142,7 +161,7 @@ def cmd_run(args):
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
     kernels = {}
     for name, k in manifest["kernels"].items():
-        if args.only and not re.search(args.only, name):
+        if not selected(name, args.only):
             continue
         kernels[name] = tile.load(os.path.join(args.dir, k["bundle"]))
     dev = torch.device("cuda")
@@ -276,10 +295,13 @@ def main():
     c.add_argument("--tilec", default=os.path.join(ROOT, "build", "bin", "tilec"))
     c.add_argument("--out", default=os.path.join(ROOT, ".sweep"))
     c.add_argument("--chip", default="sm_90a")
+    c.add_argument("--only", default="",
+                   help="mem (memory-bound kernels), gemm, or a regex of kernel names")
     r = sub.add_parser("run")
     r.add_argument("--dir", default=os.path.join(ROOT, ".sweep"))
     r.add_argument("--quick", action="store_true")
-    r.add_argument("--only", default="")
+    r.add_argument("--only", default="",
+                   help="mem (memory-bound kernels), gemm, or a regex of kernel names")
     r.add_argument("--rep", type=int, default=40)
     args = ap.parse_args()
     return cmd_compile(args) if args.cmd == "compile" else cmd_run(args)

@@ -5,7 +5,7 @@
 #   .sweep/        utils/bench/sweep.py compile (bundles + manifest.json)
 # Builds the runtime and the `tile` Python package (compiler OFF; nanobind
 # from the host's pip) into $TILE_GPU_BUILD_DIR (default build-sweep-gpu)
-# and runs `sweep.py run` with any extra arguments (--quick, --only RE).
+# and runs `sweep.py run` with any extra arguments (--quick, --only mem|gemm|RE).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 G=$ROOT/.gpu

@@ -82,7 +82,9 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
            "Target GPU (sm_80, sm_90a, ...): selects the instructions used">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark naming every op that takes a slow general path "
-           "(a tile.gemm lowered to SIMT FMAs) and the reason">,
+           "(a tile.gemm lowered to SIMT FMAs, a global<->fragment tile.copy "
+           "with scalar accesses, a tile.reduce reduced serially or with "
+           "its partials in local memory) and the reason">,
     Option<"warpSpecialize", "warp-specialize", "bool", "true",
            "sm_90a: also build NAME_kernel_ws, the warp-specialized form of "
            "a kernel with software-pipelined tile.pipelined loops (a "

@@ -29,6 +29,149 @@ using namespace mlir::tile::nvgpu_lowering;
 // copy
 //===----------------------------------------------------------------------===//
 
+/// The widest vector (elements, a power of two, at most 16 bytes of
+/// `eltBytes`) in which every thread's registers come in runs: registers
+/// g*v .. g*v+v-1 hold columns c .. c+v-1 of one row, c % v == 0, in every
+/// thread (by enumeration, as holdsAll). 1 when there is none.
+static int64_t registerRunWidth(const Buffer &buf, int64_t threads,
+                                int64_t eltBytes) {
+  ArrayRef<int64_t> shape = buf.type.getShape();
+  if (shape.empty() || eltBytes <= 0 || eltBytes > 16)
+    return 1;
+  AffineMap inv = buf.layout.getInverse();
+  for (int64_t v = 16 / eltBytes; v >= 2; v /= 2) {
+    if (buf.registers % v != 0 || shape.back() % v != 0)
+      continue;
+    bool ok = true;
+    for (int64_t t = 0; t < threads && ok; ++t)
+      for (int64_t r = 0; r < buf.registers && ok; r += v) {
+        SmallVector<int64_t> first = inv.compose({t, r});
+        ok = first.back() % v == 0;
+        for (int64_t k = 1; k < v && ok; ++k) {
+          SmallVector<int64_t> idx = inv.compose({t, r + k});
+          SmallVector<int64_t> want = first;
+          want.back() += k;
+          ok = idx == want;
+        }
+      }
+    if (ok)
+      return v;
+  }
+  return 1;
+}
+
+/// A copy between a global tensor and a fragment in 16-byte (or narrower)
+/// vectors: each run of `registerRunWidth` registers is one vector load or
+/// store when the launch allows it (the global base aligned to the vector,
+/// its row pitch and the copy's start column multiples of the run: checked
+/// once) and the run is in bounds; otherwise predicated scalar accesses
+/// (tails, odd pitches). failure() with `whyNot` set (nothing emitted) when
+/// the layout or the global tensor's type rules it out statically.
+static LogicalResult lowerCopyFragmentVector(KernelLowering &kl, CopyOp op,
+                                             Buffer &frag, bool toGlobal,
+                                             std::string &whyNot) {
+  OpBuilder &b = kl.b;
+  Location loc = kl.loc;
+  Value mem = toGlobal ? op.getTarget() : op.getSource();
+  auto memType = cast<MemRefType>(mem.getType());
+  Type gElt = memType.getElementType(), fElt = frag.type.getElementType();
+  ArrayRef<int64_t> shape = frag.type.getShape();
+  int64_t rank = memType.getRank();
+  if (shape.empty() || !gElt.isIntOrFloat() ||
+      gElt.getIntOrFloatBitWidth() % 8 != 0) {
+    whyNot = "the element type has no vector access";
+    return failure();
+  }
+  if (!memType.getLayout().isIdentity() ||
+      op.getGlobalDim(shape.size() - 1) != rank - 1) {
+    whyNot = "the tile's rows are not contiguous in the global tensor";
+    return failure();
+  }
+  if (frag.registers > 256) {
+    whyNot = "more than 256 registers per thread";
+    return failure();
+  }
+  int64_t eltBytes = gElt.getIntOrFloatBitWidth() / 8;
+  int64_t v = registerRunWidth(frag, kl.threads, eltBytes);
+  if (v < 2) {
+    whyNot = "the fragment layout gives no thread two contiguous elements "
+             "of a row";
+    return failure();
+  }
+  int64_t vecBytes = v * eltBytes;
+  ValueRange starts = toGlobal ? op.getTargetIndices() : op.getSourceIndices();
+  auto isZero = [&](Value x) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x,
+                                 kl.cst(0));
+  };
+  auto rem = [&](Value x, int64_t m) -> Value {
+    return arith::RemUIOp::create(b, loc, x, kl.cst(m));
+  };
+  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
+  Value vecOk = arith::AndIOp::create(b, loc, isZero(rem(ptr, vecBytes)),
+                                      isZero(rem(starts.back(), v)));
+  if (rank > 1) {
+    Value pitch = memref::DimOp::create(b, loc, mem, rank - 1);
+    vecOk = arith::AndIOp::create(b, loc, vecOk, isZero(rem(pitch, v)));
+  }
+  auto vecType = VectorType::get({v}, gElt);
+  for (int64_t g = 0; g < frag.registers / v; ++g) {
+    SmallVector<Value> idx = kl.fragmentIndex(frag, kl.cst(g * v), g * v);
+    SmallVector<Value> rel = op.expandTileIndex(idx, kl.cst(0));
+    SmallVector<Value> gidx;
+    for (auto [s, i] : llvm::zip(starts, rel))
+      gidx.push_back(arith::AddIOp::create(b, loc, s, i));
+    // The run's first column is a multiple of v (vecOk): its last element
+    // in bounds means the whole run is.
+    SmallVector<Value> last(gidx);
+    last.back() = arith::AddIOp::create(b, loc, gidx.back(), kl.cst(v - 1));
+    Value fast = arith::AndIOp::create(b, loc, vecOk, kl.inBounds(mem, last));
+    auto runIndex = [&](int64_t k) {
+      SmallVector<Value> i(idx);
+      i.back() = arith::AddIOp::create(b, loc, idx.back(), kl.cst(k));
+      return op.expandTileIndex(i, kl.cst(0));
+    };
+    if (toGlobal) {
+      SmallVector<Value> vals;
+      for (int64_t k = 0; k < v; ++k)
+        vals.push_back(
+            kl.convert(kl.loadRegister(frag, kl.cst(g * v + k)), gElt));
+      auto ifOp = scf::IfOp::create(b, loc, fast, /*withElse=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value vec = vector::FromElementsOp::create(b, loc, vecType, vals);
+      vector::StoreOp::create(b, loc, vec, mem, gidx, /*nontemporal=*/false,
+                              llvm::MaybeAlign(vecBytes));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      for (int64_t k = 0; k < v; ++k)
+        kl.storeGlobal(mem, starts, runIndex(k), vals[k]);
+      continue;
+    }
+    SmallVector<Type> types(v, gElt);
+    auto ifOp = scf::IfOp::create(b, loc, types, fast, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value vec = vector::LoadOp::create(b, loc, vecType, mem, gidx,
+                                         /*nontemporal=*/false,
+                                         llvm::MaybeAlign(vecBytes));
+      SmallVector<Value> elts;
+      for (int64_t k = 0; k < v; ++k)
+        elts.push_back(vector::ExtractOp::create(b, loc, vec, k));
+      scf::YieldOp::create(b, loc, elts);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      SmallVector<Value> scalars;
+      for (int64_t k = 0; k < v; ++k)
+        scalars.push_back(kl.loadGlobal(mem, starts, runIndex(k), gElt));
+      scf::YieldOp::create(b, loc, scalars);
+    }
+    for (int64_t k = 0; k < v; ++k)
+      kl.storeRegister(frag, kl.cst(g * v + k),
+                       kl.convert(ifOp.getResult(k), fElt));
+  }
+  return success();
+}
+
 LogicalResult KernelLowering::lowerCopy(CopyOp op) {
   Value src = op.getSource(), dst = op.getTarget();
   Buffer *sb = lookup(src), *db = lookup(dst);
@@ -101,6 +244,28 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     return success();
   }
 
+  // Global <-> fragment: 16-byte vectors where the layout and the launch
+  // allow them. A replicated fragment (every thread holds the whole tile,
+  // at most 256 elements) is not a bandwidth path and says nothing.
+  // Nor does a matrix-core accumulator (its layout is the instruction's;
+  // its copy is a gemm's epilogue).
+  auto remarkScalar = [&](Buffer &frag, StringRef whyNot) {
+    ArrayRef<int64_t> shape = frag.type.getShape();
+    if (remarks && frag.layout.getReplicate() == 1 &&
+        !matchMmaAccumulatorLayout(frag.layout, shape) &&
+        !matchMfmaAccumulatorLayout(frag.layout, shape))
+      op.emitRemark("tile.copy between global memory and a fragment uses "
+                    "scalar accesses: ")
+          << whyNot;
+  };
+  if (!sb && db->scope == MemoryScope::fragment) {
+    std::string whyNot;
+    if (succeeded(lowerCopyFragmentVector(*this, op, *db, /*toGlobal=*/false,
+                                          whyNot)))
+      return success();
+    remarkScalar(*db, whyNot);
+  }
+
   // Into a fragment: each thread fills its own registers.
   if (db && db->scope == MemoryScope::fragment) {
     Buffer *from = sb;
@@ -141,6 +306,7 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
           ? matchMmaAccumulatorLayout(sb->layout, shape)
           : std::nullopt;
   Type dstT = dstElt;
+  std::string whyNot;
   if (mmaTiling && dstT.isIntOrFloat() && dstT.getIntOrFloatBitWidth() >= 8 &&
       dstT.getIntOrFloatBitWidth() <= 32 && sb->registers <= 256) {
     // mma accumulator -> global: registers 2p, 2p + 1 are columns j, j + 1
@@ -192,8 +358,15 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
       storeGlobal(dst, op.getTargetIndices(), op.expandTileIndex(i1, cst(0)),
                   v1);
     }
+  } else if (sb && sb->scope == MemoryScope::fragment && !db &&
+             sb->layout.getReplicate() == 1 &&
+             succeeded(lowerCopyFragmentVector(*this, op, *sb,
+                                               /*toGlobal=*/true, whyNot))) {
+    // Fragment -> global in 16-byte vectors (above).
   } else if (sb && sb->scope == MemoryScope::fragment) {
     // Out of a fragment: each element is written by its canonical owner.
+    if (!db)
+      remarkScalar(*sb, whyNot);
     bool replicated = sb->layout.getReplicate() > 1;
     forEachRegister(sb->registers, [&](Value r, int64_t rc) {
       SmallVector<Value> idx = fragmentIndex(*sb, r, rc);

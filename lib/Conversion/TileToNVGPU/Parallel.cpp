@@ -184,6 +184,21 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
 
   // General path: fragments go through shared memory, iterations are
   // distributed linearly over the threads.
+  if (remarks && !accesses.empty()) {
+    StringRef why =
+        !driver ? "no fragment is stored or loaded at exactly the induction "
+                  "variables"
+        : !localsWritten.empty() ? "the body writes a local buffer"
+        : driver->layout.getReplicate() > 1 && sideEffects
+            ? "the driving fragment is replicated and the body writes global "
+              "memory or uses atomics"
+            : "a fragment access is not held by the thread running the "
+              "iteration, or a store does not hit the driving fragment's "
+              "register";
+    op.emitRemark("tile.parallel staged through shared memory, iterations "
+                  "distributed over the threads: ")
+        << why;
+  }
   llvm::SetVector<Value> frags;
   llvm::DenseSet<Value> written;
   for (Operation *a : accesses) {

@@ -126,10 +126,17 @@ static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
     int64_t warps = threads / kl.waveSize;
     Value view = kl.scratch(wide, warps * tn);
     kl.barrier();
-    kl.forEachLinear(warps * tn, [&](Value l) {
-      memref::StoreOp::create(b, loc, ident, view, ValueRange{l});
+    // Identity where a warp holds no element l (not needed when every warp
+    // holds every element, e.g. a replicated target).
+    bool everyWarp = llvm::all_of(holders, [&](const llvm::DenseSet<int64_t> &h) {
+      return (int64_t)h.size() == group * warps;
     });
-    kl.barrier();
+    if (!everyWarp) {
+      kl.forEachLinear(warps * tn, [&](Value l) {
+        memref::StoreOp::create(b, loc, ident, view, ValueRange{l});
+      });
+      kl.barrier();
+    }
     SmallVector<Value> at;
     for (int64_t s = 0; s < tb.registers; ++s) {
       Value l = kl.linearize(tshape, kl.fragmentIndex(tb, kl.cst(s), s));
@@ -218,42 +225,104 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
     Type wide = width == 32 ? elt
                 : isa<FloatType>(elt) ? (Type)b.getF32Type()
                                       : (Type)b.getI32Type();
-    Value partial = memref::AllocaOp::create(
-        b, loc, MemRefType::get({tn}, wide));
     Value ident = convert(reduceIdentity(b, loc, kind, elt), wide);
-    for (int64_t o = 0; o < tn; ++o)
-      memref::StoreOp::create(b, loc, ident, partial, ValueRange{cst(o)});
     bool replicated = sb->layout.getReplicate() > 1;
-    forEachRegister(sb->registers, [&](Value r, int64_t rc) {
-      SmallVector<Value> idx = fragmentIndex(*sb, r, rc);
-      auto emit = [&] {
-        Value o = tshape.empty() ? cst(0) : linearize(tshape, dropDim(idx));
-        Value x = convert(loadRegister(*sb, r), wide);
-        Value acc = memref::LoadOp::create(b, loc, partial, ValueRange{o});
-        memref::StoreOp::create(b, loc,
-                                reduceCombine(b, loc, kind, acc, x, true),
-                                partial, ValueRange{o});
-      };
-      if (!replicated)
-        return emit();
-      Value owner = applyMap(sb->layout.getThreadMap(), idx).front();
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner,
-                                   tid),
-             emit);
-    });
+    // The thread's partials: one SSA value per target element. The target
+    // element of register r is found by enumerating the threads: the same
+    // in every thread (a constant slot), else one of a few candidates
+    // (selects on the thread's own index), so the partials stay in
+    // registers; an indexed per-thread array (local memory) only when the
+    // source has more than 256 registers or the candidates are too many.
+    SmallVector<Value> totals(tn, ident);
+    SmallVector<SmallVector<int64_t>> candidates;
+    int64_t selects = 0;
+    if (sb->registers <= 256) {
+      AffineMap sInv = sb->layout.getInverse();
+      for (int64_t r = 0; r < sb->registers && selects <= 1024; ++r) {
+        llvm::SetVector<int64_t> seen;
+        for (int64_t t = 0; t < threads; ++t) {
+          SmallVector<int64_t> e = sInv.compose({t, r});
+          e.erase(e.begin() + dim);
+          int64_t l = 0;
+          for (auto [d, x] : llvm::enumerate(e))
+            l = l * tshape[d] + x;
+          seen.insert(l);
+        }
+        candidates.push_back(seen.takeVector());
+        if (candidates.back().size() > 1)
+          selects += candidates.back().size();
+      }
+    }
+    if (sb->registers <= 256 && selects <= 1024) {
+      for (int64_t r = 0; r < sb->registers; ++r) {
+        SmallVector<Value> idx = fragmentIndex(*sb, cst(r), r);
+        Value x = convert(loadRegister(*sb, cst(r)), wide);
+        Value mine;
+        if (replicated) {
+          Value owner = applyMap(sb->layout.getThreadMap(), idx).front();
+          mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       owner, tid);
+        }
+        Value at = candidates[r].size() > 1
+                       ? (tshape.empty() ? cst(0)
+                                         : linearize(tshape, dropDim(idx)))
+                       : Value();
+        for (int64_t o : candidates[r]) {
+          Value take = mine;
+          if (at) {
+            Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             at, cst(o));
+            take = take ? (Value)arith::AndIOp::create(b, loc, take, is) : is;
+          }
+          Value c = reduceCombine(b, loc, kind, totals[o], x, true);
+          totals[o] = take ? (Value)arith::SelectOp::create(b, loc, take, c,
+                                                            totals[o])
+                           : c;
+        }
+      }
+    } else {
+      if (remarks)
+        op.emitRemark("tile.reduce keeps its partials in local memory: ")
+            << (sb->registers > 256
+                    ? "the source has more than 256 registers per thread"
+                    : "a register's target element differs between threads "
+                      "in too many ways");
+      Value partial = memref::AllocaOp::create(
+          b, loc, MemRefType::get({tn}, wide));
+      for (int64_t o = 0; o < tn; ++o)
+        memref::StoreOp::create(b, loc, ident, partial, ValueRange{cst(o)});
+      forEachRegister(sb->registers, [&](Value r, int64_t rc) {
+        SmallVector<Value> idx = fragmentIndex(*sb, r, rc);
+        auto emit = [&] {
+          Value o = tshape.empty() ? cst(0) : linearize(tshape, dropDim(idx));
+          Value x = convert(loadRegister(*sb, r), wide);
+          Value acc = memref::LoadOp::create(b, loc, partial, ValueRange{o});
+          memref::StoreOp::create(b, loc,
+                                  reduceCombine(b, loc, kind, acc, x, true),
+                                  partial, ValueRange{o});
+        };
+        if (!replicated)
+          return emit();
+        Value owner = applyMap(sb->layout.getThreadMap(), idx).front();
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner,
+                                     tid),
+               emit);
+      });
+      for (int64_t o = 0; o < tn; ++o)
+        totals[o] = memref::LoadOp::create(b, loc, partial, ValueRange{cst(o)});
+    }
     int64_t warps = threads / waveSize;
     Value view = warps > 1 ? scratch(wide, warps * tn) : Value();
     if (warps > 1)
       barrier();
-    SmallVector<Value> totals;
     for (int64_t o = 0; o < tn; ++o) {
-      Value v = memref::LoadOp::create(b, loc, partial, ValueRange{cst(o)});
+      Value v = totals[o];
       for (int64_t m = waveSize / 2; m >= 1; m /= 2) {
         auto sh = gpu::ShuffleOp::create(b, loc, v, i32(m), i32(waveSize),
                                          gpu::ShuffleMode::XOR);
         v = reduceCombine(b, loc, kind, v, sh.getShuffleResult(), false);
       }
-      totals.push_back(v);
+      totals[o] = v;
       if (warps > 1)
         ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId,
                                      cst(0)),
@@ -291,6 +360,22 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
 
   // General path: the source in shared memory (staged if a fragment), each
   // target element reduced serially by the thread(s) that hold it.
+  if (remarks) {
+    StringRef why =
+        localTarget ? "the target is a local buffer (every thread reduces "
+                      "the whole source)"
+        : sb->scope != MemoryScope::fragment
+            ? "the source is not a fragment"
+        : tb->scope != MemoryScope::fragment
+            ? "the target is not a fragment"
+        : !shuffleable ? "the element type is wider than 32 bits"
+        : "the target's layout neither is replicated in every thread nor "
+          "gives each thread the target elements of its own source "
+          "elements";
+    op.emitRemark("tile.reduce staged through shared memory and reduced "
+                  "serially per target element: ")
+        << why;
+  }
   Buffer src = *sb;
   bool staged = false;
   barrier();

@@ -11,6 +11,9 @@ func.func @simt(%X: memref<?x?xf16>, %Y: memref<?x?xf32>) attributes {tile.kerne
     %I = tile.alloc : memref<16x16xi8, #tile.scope<shared>>
     %J = tile.alloc : memref<16x16xi32, #tile.scope<fragment>>
     tile.copy %X[%c0, %c0] to %Vs : memref<?x?xf16> to memref<16x8xf16, #tile.scope<shared>>
+    // P is the (transposed) A operand of a SIMT gemm: the default linear
+    // layout, one column per thread and register.
+    // expected-remark @below {{tile.copy between global memory and a fragment uses scalar accesses: the fragment layout gives no thread two contiguous elements of a row}}
     tile.copy %X[%c0, %c0] to %P : memref<?x?xf16> to memref<16x16xf16, #tile.scope<fragment>>
     // expected-remark @below {{tile.gemm lowered to SIMT FMAs (no tensor cores): a fragment A operand cannot be transposed}}
     tile.gemm %P, %Vs, %O {clear, transpose_a} : memref<16x16xf16, #tile.scope<fragment>>, memref<16x8xf16, #tile.scope<shared>>, memref<16x8xf32, #tile.scope<fragment>>

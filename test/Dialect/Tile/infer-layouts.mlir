@@ -22,13 +22,17 @@ func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>)
   return
 }
 
-// Element-wise and reductions: the linear layout (element l in thread
-// l mod 128, register l floordiv 128), propagated through the parallel body;
-// reduction targets replicated in every thread.
+// Element-wise and reductions: a fragment copied from global memory gets
+// the linear layout over 16-byte chunks (chunk c = 4 f32 of a row in thread
+// c mod 128, registers 4 * (c floordiv 128) + {0..3}), propagated through
+// the parallel body; reduction targets replicated in every thread; a
+// fragment no global copy touches the plain linear layout (element l in
+// thread l mod 128, register l floordiv 128).
 // CHECK-LABEL: func.func @rows
-// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> (d1 mod 128), index = (d0, d1) -> (d1 floordiv 128 + d0 * 2), threads = 128, inverse = (d0, d1) -> ((d1 * 128 + d0) floordiv 256, (d1 * 128 + d0) mod 256)>} : memref<4x256xf32
-// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> (d1 mod 128), index = (d0, d1) -> (d1 floordiv 128 + d0 * 2), threads = 128, inverse = {{.*}}>} : memref<4x256xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 4 + d0 * 64) mod 128), index = (d0, d1) -> (((d1 floordiv 4 + d0 * 64) floordiv 128) * 4 + d1 mod 4), threads = 128, inverse = (d0, d1) -> ((((d1 floordiv 4) * 128 + d0) * 4 + d1 mod 4) floordiv 256, (((d1 floordiv 4) * 128 + d0) * 4 + d1 mod 4) mod 256)>} : memref<4x256xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 4 + d0 * 64) mod 128), index = (d0, d1) -> (((d1 floordiv 4 + d0 * 64) floordiv 128) * 4 + d1 mod 4), threads = 128, inverse = {{.*}}>} : memref<4x256xf32
 // CHECK: tile.alloc {layout = #tile.fragment<thread = (d0) -> (d0 mod 128), index = (d0) -> (d0), threads = 128, replicate = 128, inverse = (d0, d1) -> (d1)>} : memref<4xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> (d1 mod 128), index = (d0, d1) -> (d1 floordiv 128 + d0 * 2), threads = 128, inverse = (d0, d1) -> ((d1 * 128 + d0) floordiv 256, (d1 * 128 + d0) mod 256)>} : memref<2x256xf32
 // A tile that is not a multiple of the thread count is replicated.
 // CHECK: tile.alloc {layout = #tile.fragment<{{.*}}replicate = 128{{.*}}>} : memref<3x5xf32
 // An annotated layout is kept.
@@ -40,6 +44,7 @@ func.func @rows(%X: memref<?x256xf32>, %Y: memref<?xf32>) attributes {tile.kerne
     %x = tile.alloc : memref<4x256xf32, #tile.scope<fragment>>
     %e = tile.alloc : memref<4x256xf32, #tile.scope<fragment>>
     %s = tile.alloc : memref<4xf32, #tile.scope<fragment>>
+    %lin = tile.alloc : memref<2x256xf32, #tile.scope<fragment>>
     %odd = tile.alloc : memref<3x5xf32, #tile.scope<fragment>>
     %pinned = tile.alloc {layout = #tile.fragment<thread = (i) -> (i), index = (i) -> (0), threads = 128>} : memref<128xf32, #tile.scope<fragment>>
     tile.copy %X[%c0, %c0] to %x : memref<?x256xf32> to memref<4x256xf32, #tile.scope<fragment>>
@@ -50,6 +55,7 @@ func.func @rows(%X: memref<?x256xf32>, %Y: memref<?xf32>) attributes {tile.kerne
     }
     tile.reduce sum %e into %s {dim = 1 : i64, clear} : memref<4x256xf32, #tile.scope<fragment>> into memref<4xf32, #tile.scope<fragment>>
     tile.copy %s to %Y[%c0] : memref<4xf32, #tile.scope<fragment>> to memref<?xf32>
+    tile.clear %lin : memref<2x256xf32, #tile.scope<fragment>>
     tile.clear %odd : memref<3x5xf32, #tile.scope<fragment>>
     tile.clear %pinned : memref<128xf32, #tile.scope<fragment>>
   }

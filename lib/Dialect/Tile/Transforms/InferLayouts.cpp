@@ -65,6 +65,22 @@ FragmentLayoutAttr mlir::tile::getLinearLayout(MLIRContext *ctx,
   return FragmentLayoutAttr::get(ctx, thread, index, threads, 1, inverse);
 }
 
+FragmentLayoutAttr mlir::tile::getVectorLinearLayout(MLIRContext *ctx,
+                                                     ArrayRef<int64_t> shape,
+                                                     int64_t threads,
+                                                     int64_t vec) {
+  unsigned rank = shape.size();
+  AffineExpr l = linearize(ctx, shape);
+  AffineExpr c = l.floorDiv(vec);
+  auto thread = AffineMap::get(rank, 0, c % threads);
+  auto index =
+      AffineMap::get(rank, 0, c.floorDiv(threads) * vec + l % vec);
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr lin = (r.floorDiv(vec) * threads + t) * vec + r % vec;
+  auto inverse = AffineMap::get(2, 0, delinearize(lin, shape), ctx);
+  return FragmentLayoutAttr::get(ctx, thread, index, threads, 1, inverse);
+}
+
 FragmentLayoutAttr mlir::tile::getReplicatedLayout(MLIRContext *ctx,
                                                    ArrayRef<int64_t> shape,
                                                    int64_t threads) {
@@ -445,7 +461,37 @@ struct TileInferLayoutsPass
     });
     propagate();
 
-    // 4. Defaults.
+    // 4. A fragment copied from or to global memory: runs of 16 bytes of a
+    // row per thread (the copy's 16-byte vector loads/stores; see
+    // convert-tile-to-nvgpu). Elementwise partners inherit it.
+    // Gemm operands keep the layouts above (or the SIMT gemm's default).
+    llvm::DenseSet<Value> gemmOperands;
+    launch.walk([&](GemmOp gemm) {
+      for (Value v : {gemm.getA(), gemm.getB(), gemm.getC()})
+        gemmOperands.insert(v);
+    });
+    launch.walk([&](CopyOp copy) {
+      for (auto [frag, other] : {std::pair(copy.getTarget(), copy.getSource()),
+                                 std::pair(copy.getSource(), copy.getTarget())}) {
+        auto type = cast<MemRefType>(frag.getType());
+        auto otherType = cast<MemRefType>(other.getType());
+        if (!needs(frag) || gemmOperands.contains(frag) ||
+            otherType.getMemorySpace() ||
+            !type.getElementType().isIntOrFloat() || type.getRank() == 0)
+          continue;
+        int64_t bits = type.getElementTypeBitWidth();
+        if (bits < 8 || bits > 64 || bits % 8)
+          continue;
+        int64_t vec = 16 / (bits / 8);
+        auto shape = type.getShape();
+        if (vec > 1 && shape.back() % vec == 0 &&
+            numElementsOf(shape) % (threads * vec) == 0)
+          chosen[frag] = getVectorLinearLayout(ctx, shape, threads, vec);
+      }
+    });
+    propagate();
+
+    // 5. Defaults.
     launch.walk([&](AllocOp alloc) {
       Value v = alloc.getResult();
       if (!needs(v))

@@ -20,6 +20,15 @@ namespace mlir::tile {
 FragmentLayoutAttr getLinearLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                    int64_t threads);
 
+/// The linear layout over chunks of `vec` consecutive elements of a row:
+/// chunk c = l floordiv vec in thread c mod T, its elements in registers
+/// (c floordiv T) * vec + l mod vec, so each thread's registers come in runs
+/// of `vec` contiguous columns (one 16-byte global access per run). Needs
+/// shape.back() % vec == 0 and numElements % (threads * vec) == 0.
+FragmentLayoutAttr getVectorLinearLayout(MLIRContext *ctx,
+                                         ArrayRef<int64_t> shape,
+                                         int64_t threads, int64_t vec);
+
 /// Every thread holds the whole tile: register r = element r (row-major);
 /// canonical owner of element l is thread l mod T.
 FragmentLayoutAttr getReplicatedLayout(MLIRContext *ctx,

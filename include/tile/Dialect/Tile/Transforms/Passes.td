@@ -42,6 +42,11 @@ def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
       the same shape: that layout;
     * reduction targets (when small, at most 256 elements): replicated in
       every thread (register r holds element r);
+    * fragments copied from or to global memory (not gemm operands) whose
+      rows are whole 16-byte chunks and whose chunk count is a multiple of
+      T: the linear layout over 16-byte chunks (chunk c in thread c mod T,
+      its V elements in registers V * (c floordiv T) + {0..V-1}), so the
+      copies are 16-byte vector accesses;
     * everything else: the linear layout, element l (row-major) in thread
       l mod T, register l floordiv T (coalesced global accesses), or the
       replicated layout when the tile is not a multiple of the thread count.
