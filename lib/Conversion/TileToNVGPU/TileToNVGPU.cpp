@@ -148,7 +148,8 @@ LogicalResult nvgpu_lowering::outlineAndLowerKernels(
             b.getStringAttr(target.chip), b.getStringAttr((*ws)->name),
             {(*ws)->threads, 1, 1}, (*ws)->sharedBytes, VariantGrid::launch,
             /*maxTiles=*/0, b.getStringAttr("warp_specialized"),
-            ArrayRef<TmaDescAttr>{}));
+            ArrayRef<TmaDescAttr>{}, /*splitK=*/ArrayRef<int64_t>{},
+            /*workspaceBytes=*/0));
       }
     }
     kernel.erase();
