@@ -214,6 +214,18 @@ const TypeStrategy &strategyFor(PyObject *obj) {
   return S.types.emplace(tp, s).first->second;
 }
 
+} // namespace
+// jit_dispatch.h: the table the launch reads obj's type through, or nullptr
+// (also for a type that is no tensor: the guard then reads its attributes).
+const DLPackExchangeAPIV1 *tile::python::exchangeApiFor(PyObject *obj) try {
+  const TypeStrategy &s = strategyFor(obj);
+  return s.conv == Conv::Exchange ? s.xapi : nullptr;
+} catch (...) {
+  PyErr_Clear();
+  return nullptr;
+}
+namespace {
+
 const DescrInfo &descrInfo(PyObject *descr) {
   auto it = S.descrs.find(descr);
   if (it != S.descrs.end())
