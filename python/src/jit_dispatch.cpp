@@ -105,6 +105,8 @@ bool viewOf(PyObject *arg, ArgView &v) {
   return true;
 }
 
+GuardReads guardReads; // with the GIL held, as all of this file
+
 // What a guard saw at the last call.
 struct Seen {
   Via via = Via::Attr;
@@ -313,7 +315,9 @@ struct JitDispatch {
     lastSlot = slot;
   }
 
-  bool matches(PyObject *args) const {
+  // True when every guard sees what it saw at the last call; the exchange
+  // reads it made are left in `reads` (for the launch).
+  bool matches(PyObject *args, GuardReads &reads) const {
     if (!lastKernel || PyTuple_GET_SIZE(args) != arity[lastSlot])
       return false;
     const std::vector<Guard> &gs = guards[lastSlot];
@@ -331,6 +335,10 @@ struct JitDispatch {
         if (!viewOf(arg, v))
           return false;
         viewed = g.pos;
+        if (v.via == Via::Exchange && reads.n < GuardReads::kMax) {
+          reads.obj[reads.n] = arg;
+          reads.dl[reads.n++] = v.dl;
+        }
       }
       if (!same(v, g, last[i]))
         return false;
@@ -353,16 +361,23 @@ PyObject *dispatchTpCall(PyObject *self, PyObject *args, PyObject *kwargs) {
     return nullptr;
   }
   JitDispatch *d = nb::inst_ptr<JitDispatch>(nb::handle(self));
-  if (onlyStream(kwargs) && d->matches(args)) {
+  GuardReads &reads = guardReads;
+  reads.n = 0;
+  if (onlyStream(kwargs) && d->matches(args, reads)) {
     // The kernel may re-enter Python (allocators): keep it alive.
     PyObject *kernel = d->lastKernel;
     Py_INCREF(kernel);
-    PyObject *r = PyObject_Call(kernel, args,
-                                kwargs && PyDict_GET_SIZE(kwargs) ? kwargs
-                                                                  : nullptr);
+    PyObject *kw = kwargs && PyDict_GET_SIZE(kwargs) ? kwargs : nullptr;
+    // A tile.Kernel's slot directly (KernelHandle's tp_call: it takes the
+    // args tuple as it is); PyObject_Call would only add its checks.
+    ternaryfunc call = Py_TYPE(kernel)->tp_call;
+    reads.taken = false;
+    PyObject *r = call ? call(kernel, args, kw) : PyObject_Call(kernel, args, kw);
+    reads.n = 0;
     Py_DECREF(kernel);
     return r;
   }
+  reads.n = 0;
   if (PyErr_Occurred())
     return nullptr;
   Py_ssize_t n = PyTuple_GET_SIZE(args);
@@ -380,6 +395,17 @@ PyObject *dispatchTpCall(PyObject *self, PyObject *args, PyObject *kwargs) {
   Py_DECREF(full);
   return r;
 }
+
+} // namespace
+
+GuardReads *takeGuardReads() {
+  if (guardReads.taken || guardReads.n == 0)
+    return nullptr;
+  guardReads.taken = true;
+  return &guardReads;
+}
+
+namespace {
 
 PyType_Slot dispatchSlots[] = {
     {Py_tp_call, reinterpret_cast<void *>(dispatchTpCall)}, {0, nullptr}};

@@ -14,6 +14,7 @@
 #ifndef TILE_PYTHON_JIT_DISPATCH_H
 #define TILE_PYTHON_JIT_DISPATCH_H
 
+#include <dlpack/dlpack.h>
 #include <nanobind/nanobind.h>
 
 namespace tile::python {
@@ -26,6 +27,29 @@ void registerJitDispatch(nanobind::module_ &m);
 // (no table, turned off by TILE_PY_NO_DLPACK_EXCHANGE, or not a tensor
 // type). Never raises.
 const DLPackExchangeAPIV1 *exchangeApiFor(PyObject *obj);
+
+// The DLTensors a guard hit read through the exchange API, handed to the
+// launch it makes so that the producer is not asked twice. The guard sets
+// them right before calling the kernel (no Python code runs in between) and
+// clears them after; KernelHandle::call takes them once, at its start (a
+// nested call finds them taken), and reads them only for arguments it
+// converts before any Python code of its own can run (a __dlpack__,
+// __index__ or __float__ of an earlier argument).
+struct GuardReads {
+  static constexpr int kMax = 16;
+  int n = 0;
+  bool taken = false;
+  PyObject *obj[kMax];
+  DLTensor dl[kMax];
+
+  const DLTensor *find(PyObject *o) const {
+    for (int i = 0; i < n; ++i)
+      if (obj[i] == o)
+        return &dl[i];
+    return nullptr;
+  }
+};
+GuardReads *takeGuardReads(); // nullptr: none, or already taken
 } // namespace tile::python
 
 #endif

@@ -490,9 +490,10 @@ def xt(tile):
 
 def test_guard_reads_exchange_tensors_in_cpp(tile, fresh_cache, xt):
     """target="auto" with dtype-less tensors: a repeated call reads no
-    .dtype/.shape/.device (one exchange fill per tensor for the guard, one
-    for the launch); a new dtype, extent, type or device takes the Python
-    dispatch and the right kernel; a failing producer keeps its error."""
+    .dtype/.shape/.device and asks the producer once per tensor (the guard's
+    DLTensor goes to the launch); a new dtype, extent, type or device takes
+    the Python dispatch and the right kernel; a failing producer keeps its
+    error."""
     from tile_testutil import exchange_tensor
 
     @tile.jit(out_idx=-1, locations=False)
@@ -510,7 +511,7 @@ def test_guard_reads_exchange_tensors_in_cpp(tile, fresh_cache, xt):
     reads, fills = xt.attr_reads(), xt.fills()
     for _ in range(3):
         np.testing.assert_array_equal(neg(a), -x)
-    assert xt.attr_reads() == reads and xt.fills() - fills == 6
+    assert xt.attr_reads() == reads and xt.fills() - fills == 3
     out = np.zeros_like(x)                               # the full arity
     assert neg(a, exchange_tensor(out)) is not None
     np.testing.assert_array_equal(out, -x)
@@ -541,6 +542,34 @@ def test_guard_reads_exchange_tensors_in_cpp(tile, fresh_cache, xt):
         y = np.arange(n, dtype=np.float32)
         np.testing.assert_array_equal(head(exchange_tensor(y)), y)
     assert sorted(head.kernels) == [(64,), (96,)]
+
+
+def test_guard_reads_reach_the_launch_only_before_python_runs(tile, fresh_cache,
+                                                             xt):
+    """The launch takes the guard's DLTensors only for arguments it converts
+    before any Python code of its own runs (here a float subclass's
+    __float__): after that it asks the producer again."""
+    from tile_testutil import exchange_tensor
+
+    @tile.jit(target="cpu", locations=False)
+    def axpy(alpha: T.float32, X: T.Tensor((N,)), Y: T.Tensor((N,))):
+        with T.Kernel(T.ceildiv(N, 64), threads=32) as bx:
+            for i in T.Parallel(64):
+                if bx * 64 + i < N:
+                    Y[bx * 64 + i] = Y[bx * 64 + i] + alpha * X[bx * 64 + i]
+
+    class Alpha(float):
+        pass
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros(100, np.float32)
+    ex, ey = exchange_tensor(x), exchange_tensor(y)
+    for alpha, per_call in ((1.0, 2), (Alpha(1.0), 4)):
+        axpy(alpha, ex, ey)
+        assert axpy._armed
+        fills = xt.fills()
+        axpy(alpha, ex, ey)
+        assert xt.fills() - fills == per_call
+    np.testing.assert_array_equal(y, 4 * x)
 
 
 def test_autotune_guard_on_exchange_tensors(tile, fresh_cache, tunes, xt):
