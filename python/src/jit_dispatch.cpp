@@ -49,18 +49,26 @@ struct Guard {
 
 PyObject *strDtype, *strShape, *strDevice, *strStream;
 PyTypeObject *numpyArrayType; // numpy.ndarray once seen (never unloaded)
+PyTypeObject *lastOtherType;  // the last type found not to be it (owned: its
+                              // address cannot be reused while cached)
 
 // Exactly numpy.ndarray: its dtype, shape and device are read from the
 // array struct (foreign_abi.h), as the launch path does: no attribute
-// lookup, no shape tuple.
+// lookup, no shape tuple. The name is compared once per type (a process
+// that passes only torch tensors never sees numpy.ndarray).
 NumpyArrayFields *asNumpy(PyObject *obj) {
   PyTypeObject *t = Py_TYPE(obj);
-  if (t != numpyArrayType) {
-    if (numpyArrayType || std::strcmp(t->tp_name, "numpy.ndarray") != 0)
-      return nullptr;
+  if (t == numpyArrayType)
+    return reinterpret_cast<NumpyArrayFields *>(obj);
+  if (t == lastOtherType)
+    return nullptr;
+  if (!numpyArrayType && std::strcmp(t->tp_name, "numpy.ndarray") == 0) {
     numpyArrayType = t;
+    return reinterpret_cast<NumpyArrayFields *>(obj);
   }
-  return reinterpret_cast<NumpyArrayFields *>(obj);
+  Py_INCREF(t);
+  Py_XSETREF(lastOtherType, t);
+  return nullptr;
 }
 
 // How a tensor argument was read (file comment).
