@@ -56,19 +56,22 @@ PyTypeObject *lastOtherType;  // the last type found not to be it (owned: its
 // array struct (foreign_abi.h), as the launch path does: no attribute
 // lookup, no shape tuple. The name is compared once per type (a process
 // that passes only torch tensors never sees numpy.ndarray).
-NumpyArrayFields *asNumpy(PyObject *obj) {
-  PyTypeObject *t = Py_TYPE(obj);
-  if (t == numpyArrayType)
-    return reinterpret_cast<NumpyArrayFields *>(obj);
-  if (t == lastOtherType)
-    return nullptr;
+[[gnu::noinline]] bool isNumpyArrayType(PyTypeObject *t) {
   if (!numpyArrayType && std::strcmp(t->tp_name, "numpy.ndarray") == 0) {
     numpyArrayType = t;
-    return reinterpret_cast<NumpyArrayFields *>(obj);
+    return true;
   }
   Py_INCREF(t);
   Py_XSETREF(lastOtherType, t);
-  return nullptr;
+  return false;
+}
+
+inline NumpyArrayFields *asNumpy(PyObject *obj) {
+  PyTypeObject *t = Py_TYPE(obj);
+  return t == numpyArrayType ||
+                 (t != lastOtherType && isNumpyArrayType(t))
+             ? reinterpret_cast<NumpyArrayFields *>(obj)
+             : nullptr;
 }
 
 // How a tensor argument was read (file comment).
@@ -89,7 +92,7 @@ struct ArgView {
 };
 
 // False when the argument cannot be read (the producer failed).
-bool viewOf(PyObject *arg, ArgView &v) {
+[[gnu::always_inline]] inline bool viewOf(PyObject *arg, ArgView &v) {
   v.arg = arg;
   if (NumpyArrayFields *a = asNumpy(arg)) {
     v.via = Via::Numpy;
