@@ -61,8 +61,11 @@ PyTypeObject *lastOtherType;  // the last type found not to be it (owned: its
     numpyArrayType = t;
     return true;
   }
+  PyTypeObject *old = lastOtherType; // not Py_XSETREF: from Python 3.12
+                                     // its target must be a PyObject *
   Py_INCREF(t);
-  Py_XSETREF(lastOtherType, t);
+  lastOtherType = t;
+  Py_XDECREF(reinterpret_cast<PyObject *>(old));
   return false;
 }
 
