@@ -214,6 +214,18 @@ const TypeStrategy &strategyFor(PyObject *obj) {
   return S.types.emplace(tp, s).first->second;
 }
 
+} // namespace
+// jit_dispatch.h: the table the launch reads obj's type through, or nullptr
+// (also for a type that is no tensor: the guard then reads its attributes).
+const DLPackExchangeAPIV1 *tile::python::exchangeApiFor(PyObject *obj) try {
+  const TypeStrategy &s = strategyFor(obj);
+  return s.conv == Conv::Exchange ? s.xapi : nullptr;
+} catch (...) {
+  PyErr_Clear();
+  return nullptr;
+}
+namespace {
+
 const DescrInfo &descrInfo(PyObject *descr) {
   auto it = S.descrs.find(descr);
   if (it != S.descrs.end())
@@ -625,6 +637,8 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
   }
   CallScratch sc(n);
   LaunchCtx ctx;
+  const GuardReads *guarded = takeGuardReads(); // jit_dispatch.h: until
+                                                // Python code runs here
   bool haveStream = !stream.is_none();
   int64_t streamInt = 0;
   if (haveStream && gpu_)
@@ -675,6 +689,8 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
     const TypeStrategy &s = strategyFor(a);
     DLTensor *dl = &sc.tensors[i];
     bool readOnly = false;
+    if (s.conv != Conv::Numpy && s.conv != Conv::Exchange)
+      guarded = nullptr; // __index__, __float__, __dlpack__ run Python
     switch (s.conv) {
     case Conv::Int: {
       nb::object v = nb::steal(PyNumber_Index(a));
@@ -710,8 +726,11 @@ nb::object KernelHandle::call(PyObject *argsTuple, nb::handle stream) {
     case Conv::Exchange:
       if (!haveStream || !gpu_) {
         // No capsule, no Python call: the producer fills our DLTensor
-        // (borrowed: valid while the argument tuple holds the object).
-        if (s.xapi->dltensor_from_py_object_no_sync(a, dl) != 0)
+        // (borrowed: valid while the argument tuple holds the object),
+        // unless the guard that called us just did.
+        if (const DLTensor *g = guarded ? guarded->find(a) : nullptr)
+          *dl = *g;
+        else if (s.xapi->dltensor_from_py_object_no_sync(a, dl) != 0)
           raiseProducerError(a, "dltensor_from_py_object_no_sync");
         break;
       }
@@ -942,15 +961,9 @@ NB_MODULE(_runtime, m) {
   // How objects of type(obj) are passed ("numpy", "exchange", "export",
   // "dlpack", "int", "float"): for tests and benchmarks.
   m.def("conversion", [](nb::handle obj) -> const char * {
-    switch (strategyFor(obj.ptr()).conv) {
-    case Conv::Numpy: return "numpy";
-    case Conv::DLPack: return "dlpack";
-    case Conv::Export: return "export";
-    case Conv::Exchange: return "exchange";
-    case Conv::Int: return "int";
-    case Conv::Float: return "float";
-    }
-    return "?";
+    static const char *names[] = {"numpy",    "dlpack", "export",
+                                  "exchange", "int",    "float"}; // Conv
+    return names[int(strategyFor(obj.ptr()).conv)];
   });
 
   registerJitDispatch(m); // @tile.jit's last-call guard (jit_dispatch.cpp)

@@ -472,6 +472,135 @@ def test_guard_general_path_and_autotune_guard(tile, fresh_cache, tunes):
     assert tunes == [3, 3, 3]                          # numpy: same problem
 
 
+# ---- the guard on DLPack-exchange-API tensors (how torch >= 2.10 tensors ----
+# ---- reach it): tile_exchange_tensor, a C stand-in with torch's shape      ----
+
+@pytest.fixture
+def xt(tile):
+    from tile import _runtime
+    from tile_testutil import exchange_tensor_module
+    mod = exchange_tensor_module()
+    if mod is None:
+        pytest.skip("tile_exchange_tensor (python/tests/exchange_tensor.cpp) "
+                    "is not built")
+    if not _runtime.DLPACK_EXCHANGE:
+        pytest.skip("TILE_PY_NO_DLPACK_EXCHANGE is set")
+    return mod
+
+
+def test_guard_reads_exchange_tensors_in_cpp(tile, fresh_cache, xt):
+    """target="auto" with dtype-less tensors: a repeated call reads no
+    .dtype/.shape/.device and asks the producer once per tensor (the guard's
+    DLTensor goes to the launch); a new dtype, extent, type or device takes
+    the Python dispatch and the right kernel; a failing producer keeps its
+    error."""
+    from tile_testutil import exchange_tensor
+
+    @tile.jit(out_idx=-1, locations=False)
+    def neg(A: T.Tensor((N,)), B: T.Tensor((N,))):
+        with T.Kernel(T.ceildiv(N, 64), threads=32) as bx:
+            a = T.alloc_fragment((64,), A.dtype)
+            T.copy(A[bx * 64], a)
+            for i in T.Parallel(64):
+                a[i] = -a[i]
+            T.copy(a, B[bx * 64])
+    x = np.arange(300, dtype=np.float32)
+    a = exchange_tensor(x)
+    np.testing.assert_array_equal(neg(a), -x)
+    assert neg._armed
+    reads, fills = xt.attr_reads(), xt.fills()
+    for _ in range(3):
+        np.testing.assert_array_equal(neg(a), -x)
+    assert xt.attr_reads() == reads and xt.fills() - fills == 3
+    out = np.zeros_like(x)                               # the full arity
+    assert neg(a, exchange_tensor(out)) is not None
+    np.testing.assert_array_equal(out, -x)
+    h = np.arange(300).astype(np.float16)                # DTYPE guard
+    np.testing.assert_array_equal(neg(exchange_tensor(h)), -h)
+    assert sorted(neg.kernels) == [("float16", "cpu"), ("float32", "cpu")]
+    np.testing.assert_array_equal(neg(a), -x)            # back: no compile
+    np.testing.assert_array_equal(neg(x), -x)            # numpy, same key
+    np.testing.assert_array_equal(neg(a), -x)
+    assert len(neg.kernels) == 2
+    bad = exchange_tensor(x, fail=True)
+    with pytest.raises(BufferError, match="cannot export"):
+        neg(bad)
+    assert not neg._armed
+    with pytest.raises(BufferError, match="cannot export"):
+        neg.kernels[("float32", "cpu")](bad)
+    np.testing.assert_array_equal(neg(a), -x)
+
+    K = T.const("K")
+
+    @tile.jit(out_idx=-1, target="cpu", locations=False)
+    def head(A: T.Tensor((K,), "float32"), B: T.Tensor((K,), "float32")):
+        with T.Kernel(1, threads=32):
+            f = T.alloc_fragment((K,), "float32")
+            T.copy(A[0], f)
+            T.copy(f, B[0])
+    for n in (64, 96, 64, 96):                           # DIM guard
+        y = np.arange(n, dtype=np.float32)
+        np.testing.assert_array_equal(head(exchange_tensor(y)), y)
+    assert sorted(head.kernels) == [(64,), (96,)]
+
+
+def test_guard_reads_reach_the_launch_only_before_python_runs(tile, fresh_cache,
+                                                             xt):
+    """The launch takes the guard's DLTensors only for arguments it converts
+    before any Python code of its own runs (here a float subclass's
+    __float__): after that it asks the producer again."""
+    from tile_testutil import exchange_tensor
+
+    @tile.jit(target="cpu", locations=False)
+    def axpy(alpha: T.float32, X: T.Tensor((N,)), Y: T.Tensor((N,))):
+        with T.Kernel(T.ceildiv(N, 64), threads=32) as bx:
+            for i in T.Parallel(64):
+                if bx * 64 + i < N:
+                    Y[bx * 64 + i] = Y[bx * 64 + i] + alpha * X[bx * 64 + i]
+
+    class Alpha(float):
+        pass
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros(100, np.float32)
+    ex, ey = exchange_tensor(x), exchange_tensor(y)
+    for alpha, per_call in ((1.0, 2), (Alpha(1.0), 4)):
+        axpy(alpha, ex, ey)
+        assert axpy._armed
+        fills = xt.fills()
+        axpy(alpha, ex, ey)
+        assert xt.fills() - fills == per_call
+    np.testing.assert_array_equal(y, 4 * x)
+
+
+def test_autotune_guard_on_exchange_tensors(tile, fresh_cache, tunes, xt):
+    """A cached winner is reused from C++ for the same key shapes, dtypes
+    and key scalars only: another shape is another problem (never the stale
+    winner), another dtype or key value too."""
+    from tile_testutil import exchange_tensor
+    scale = make_scale(tile, CONFIGS, key=["A", "factor"])
+    x = np.arange(3000, dtype=np.float32)
+    a = exchange_tensor(x)
+    np.testing.assert_array_equal(scale(a, 2.0), x * 2)
+    assert scale._armed and tunes == [3]
+    reads = xt.attr_reads()
+    np.testing.assert_array_equal(scale(exchange_tensor(x + 1), 2.0),
+                                  (x + 1) * 2)
+    assert xt.attr_reads() == reads and tunes == [3]
+    y = np.arange(700, dtype=np.float32)                 # SHAPE: not stale
+    np.testing.assert_array_equal(scale(exchange_tensor(y), 2.0), y * 2)
+    assert tunes == [3, 3] and len(scale.kernels) == 2
+    z = np.arange(3000, dtype=np.float32).reshape(3000)  # first shape again
+    np.testing.assert_array_equal(scale(exchange_tensor(z), 2.0), z * 2)
+    assert tunes == [3, 3]
+    np.testing.assert_array_equal(scale(a, 4.0), x * 4)  # VALUE: retunes
+    assert tunes == [3, 3, 3]
+    h = np.arange(3000).astype(np.float16)               # DTYPE: retunes
+    np.testing.assert_array_equal(scale(exchange_tensor(h), 4.0), h * 4)
+    assert tunes == [3, 3, 3, 3] and len(scale.kernels) == 4
+    np.testing.assert_array_equal(scale(x, 2.0), x * 2)  # numpy: same problem
+    assert tunes == [3, 3, 3, 3]
+
+
 def test_config_tilec_rejects_is_skipped(tile, fresh_cache):
     """A config that traces but that tilec rejects (the dialect's verifier:
     no int16 gemm) is a compile_error with tilec's message."""

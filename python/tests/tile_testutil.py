@@ -39,3 +39,30 @@ func.func @{name}(%A: memref<?x{dtype}> {{tile.name = "A", tile.dims = ["N"]}},
   return
 }}
 """
+
+
+def exchange_tensor_module():
+    """tile_exchange_tensor (python/tests/exchange_tensor.cpp: a C tensor
+    type with torch's DLPack exchange API and attribute getters), built
+    beside the tile package's build tree; None when it is not built."""
+    import importlib
+    import sys
+    try:
+        return importlib.import_module("tile_exchange_tensor")
+    except ImportError:
+        pass
+    import tile
+    build = pathlib.Path(tile.__file__).resolve().parents[2]
+    if (build / "python").is_dir() and str(build / "python") not in sys.path:
+        sys.path.append(str(build / "python"))
+    try:
+        return importlib.import_module("tile_exchange_tensor")
+    except ImportError:
+        return None
+
+
+def exchange_tensor(array, fail=False):
+    """array (numpy) as a tile_exchange_tensor.ExchangeTensor."""
+    from tile._frameworks import numpy_dlpack_dtype
+    code, bits, _ = numpy_dlpack_dtype(array.dtype)
+    return exchange_tensor_module().ExchangeTensor(array, code, bits, int(fail))

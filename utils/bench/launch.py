@@ -15,7 +15,12 @@ launches (GPU: enqueue rate, one synchronize at the end):
   * the same no-op written in tile.language through @tile.jit (dtypes and
     target fixed: nothing to specialize; dtype-less tensors with
     target="auto": the generated key) and @tile.autotune (one config), each
-    next to the plain Kernel call on the same arguments.
+    next to the plain Kernel call on the same arguments. On the CPU these
+    rows run twice: with numpy arrays and with tile_exchange_tensor's
+    ExchangeTensor (python/tests/exchange_tensor.cpp, built into
+    build/python): a C tensor type with torch's DLPack exchange API and
+    .dtype/.shape/.device getters, so a host without a GPU measures the
+    dispatch the way torch tensors reach it (only the launch differs).
 
 Without tilec (a GPU host that only has bundles), `--jit-bundles DIR`
 imports the jit kernels' bundles written on the build host by
@@ -109,11 +114,11 @@ def export_jit(directory, target, np):
     print(f"jit no-op bundles for {target} in {directory}")
 
 
-def bench_jit(add, target, args_, n, sync, plain):
+def bench_jit(add, target, args_, n, sync, plain, suffix=""):
     """The jit rows, each after the plain Kernel call on the same arguments
     (the difference is the dispatch)."""
     import tile
-    add("tile Kernel from Python (plain call, for the jit rows)",
+    add("tile Kernel from Python (plain call, for the jit rows)" + suffix,
         per_launch(lambda: plain(*args_), n, sync))
     for label, fn in jit_kernels(target):
         try:
@@ -121,7 +126,28 @@ def bench_jit(add, target, args_, n, sync, plain):
         except (tile.CompileError, RuntimeError) as e:
             print(f"# {label}: skipped ({str(e).splitlines()[0][:120]})")
             continue
-        add(label, per_launch(lambda fn=fn: fn(*args_), n, sync))
+        add(label + suffix, per_launch(lambda fn=fn: fn(*args_), n, sync))
+
+
+def exchange_tensors(arrays):
+    """The arrays as tile_exchange_tensor.ExchangeTensor (see the module
+    docstring), or None when that test module is not built."""
+    import tile
+    try:
+        import tile_exchange_tensor as xt
+    except ImportError:
+        build = pathlib.Path(tile.__file__).resolve().parent.parent.parent
+        sys.path.append(str(build / "python"))
+        try:
+            import tile_exchange_tensor as xt
+        except ImportError:
+            return None
+    from tile._frameworks import numpy_dlpack_dtype
+    out = []
+    for a in arrays:
+        code, bits, _ = numpy_dlpack_dtype(a.dtype)
+        out.append(xt.ExchangeTensor(a, code, bits))
+    return out
 
 
 def find_bench_binary():
@@ -242,7 +268,15 @@ def main():
         a, b, c = xs[:3]
         add("numpy np.add(a, b, out=c), 16 elements",
             per_launch(lambda: np.add(a, b, out=c), args.n))
-        bench_jit(add, "cpu", xs, args.n, None, kernels["native"])
+        bench_jit(add, "cpu", xs, args.n, None, kernels["native"],
+                  ", numpy")
+        es = exchange_tensors(xs)
+        if es is None:
+            print("# tile_exchange_tensor not built (build/python): "
+                  "exchange-API rows skipped")
+        else:
+            bench_jit(add, "cpu", es, args.n, None, kernels["native"],
+                      ", exchange-API tensors")
         if torch is not None:
             t = [torch.zeros(16) for _ in range(4)]
             add("tile Kernel from Python, native, torch CPU tensors",
