@@ -29,6 +29,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/LLVM.h"
+#include "mlir/Support/Timing.h"
 
 #include <memory>
 #include <string>
@@ -71,7 +72,16 @@ struct CompileOptions {
   /// than the target's best (e.g. a kernel without the sm_90a Hopper path,
   /// a gemm on SIMT): tilec --remarks, Python compile(verbose=True).
   bool remarks = false;
+  /// Where the driver and the target record the time of each phase (tilec
+  /// --mlir-timing); null when nobody listens. Targets nest their phases
+  /// with nestTiming().
+  TimingScope *timing = nullptr;
 };
+
+/// A phase of `options.timing` called `name` (an empty scope when untimed).
+inline TimingScope nestTiming(const CompileOptions &options, StringRef name) {
+  return options.timing ? options.timing->nest(name) : TimingScope();
+}
 
 /// A target-specific --emit kind (besides bundle, metadata and mlir).
 struct EmitKind {
