@@ -43,6 +43,7 @@
 #include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <future>
 #include <mutex>
 
 using namespace mlir;
@@ -442,6 +443,30 @@ LogicalResult CUDATarget::generate(ModuleOp module,
   });
   if (hashed.wasInterrupted())
     return failure();
+  // The host wrapper only needs the metadata: it is built on a second
+  // thread while LLVM generates the PTX (and ptxas assembles it).
+  bool native = emit == kEmitBundle &&
+                llvm::is_contained(options.backends, "native");
+  std::string so;
+  std::future<LogicalResult> nativeBuilt;
+  if (native && module.getContext()->isMultithreadingEnabled()) {
+    // The host target is registered here: LLVM's target registry is not
+    // safe to grow while the PTX serializer looks targets up.
+    if (failed(HostTargetMachine::create(loc, "host", "", options.optLevel)))
+      return failure();
+    nativeBuilt = std::async(std::launch::async, [&] {
+      TimingScope timing = nestTiming(options, "native wrapper (background)");
+      return buildNativeSharedObject(module, options, so);
+    });
+  }
+  auto waitNative = [&]() -> LogicalResult {
+    if (nativeBuilt.valid())
+      return nativeBuilt.get();
+    if (!native)
+      return success();
+    TimingScope timing = nestTiming(options, "native wrapper");
+    return buildNativeSharedObject(module, options, so);
+  };
   TimingScope serializeTiming = nestTiming(options, "LLVM IR -> PTX");
   auto ptx = serializeToPTX(module, options,
                             emit == "llvm" ? &out.artifact : nullptr);
@@ -454,19 +479,11 @@ LogicalResult CUDATarget::generate(ModuleOp module,
     out.artifact = std::move(*ptx);
     return success();
   }
-  // ptxas runs in the background while the host wrapper is built.
+  // ptxas runs in the background while the host wrapper is finished.
   TimingScope ptxasTiming = nestTiming(options, "ptxas (background)");
   auto ptxas = startAssembling(loc, *ptx, options);
-  if (failed(ptxas))
+  if (failed(ptxas) || failed(waitNative()))
     return failure();
-  std::string so;
-  bool native = emit == kEmitBundle &&
-                llvm::is_contained(options.backends, "native");
-  if (native) {
-    TimingScope timing = nestTiming(options, "native wrapper");
-    if (failed(buildNativeSharedObject(module, options, so)))
-      return failure();
-  }
   auto cubin = (*ptxas)->finish();
   ptxasTiming.stop();
   if (failed(cubin))
