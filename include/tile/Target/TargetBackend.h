@@ -141,14 +141,18 @@ public:
   /// Whether the target also lowers the kernel a second way, from the
   /// module as it was before buildPipeline (a source target: cuda's C++ for
   /// the nvrtc backend). The driver then keeps a copy of the verified module
-  /// and calls generateFromUnlowered after generate.
+  /// and calls generateFromUnlowered once the pipeline has run: on a second
+  /// thread, concurrently with generate, unless the context has
+  /// multithreading disabled (then after generate).
   virtual bool needsUnloweredModule(const CompileOptions &options) const {
     return false;
   }
 
   /// The second lowering (see needsUnloweredModule): `unlowered` is the
   /// verified input (the target may lower it in place), `lowered` the module
-  /// generate() saw. Appends its sections to `out.sections` for
+  /// generate() sees. It may run while generate() changes `lowered`'s body:
+  /// it may read `lowered`'s own attributes (the kernel metadata), nothing
+  /// inside it, and generate() must not change those attributes. Appends its sections to `out.sections` for
   /// --emit=bundle, or fills `out.artifact` for its own emit kinds.
   virtual LogicalResult generateFromUnlowered(ModuleOp unlowered,
                                               ModuleOp lowered,
