@@ -26,6 +26,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <future>
+
 using namespace mlir;
 using namespace mlir::tile;
 
@@ -113,6 +115,8 @@ LogicalResult lower(ModuleOp module, const TargetBackend &target,
   auto pm = PassManager::on<ModuleOp>(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
+  TimingScope timing = nestTiming(options, "lower");
+  pm.enableTiming(timing);
   if (!options.passPipeline.empty()) {
     std::string error;
     llvm::raw_string_ostream os(error);
@@ -151,6 +155,13 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
   CompileOptions options = requested;
+  // --mlir-timing: one tree of the driver's phases, the passes of the
+  // lowering and the target's own phases (ptxas, the host link, ...).
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope rootTiming = timingManager.getRootScope();
+  if (!options.timing)
+    options.timing = &rootTiming;
   FailureOr<const TargetBackend *> target;
   {
     // Option errors have no place in the source: "error: <message>".
@@ -163,6 +174,7 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
   if (failed(target))
     return failure();
 
+  TimingScope parseTiming = nestTiming(options, "parse");
   std::unique_ptr<llvm::MemoryBuffer> buffer;
   if (!options.source.empty()) {
     buffer = llvm::MemoryBuffer::getMemBufferCopy(options.source, "<source>");
@@ -185,6 +197,7 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
   auto kernel = findKernel(*module);
   if (failed(kernel) || failed(markOutputs(*kernel, options.outIdx)))
     return failure();
+  parseTiming.stop();
 
   if (options.emit == kEmitMetadata) {
     auto md = extractKernelMetadata(*kernel);
@@ -210,12 +223,38 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
     return success();
   }
 
-  TargetOutput generated;
-  if (failed((*target)->generate(*module, options, generated)))
+  // The second lowering (nvrtc's CUDA C++) works on its own copy of the
+  // module and only reads the lowered module's attributes: it runs on a
+  // second thread while generate() runs (LLVM code generation, ptxas).
+  TargetOutput generated, fromUnlowered;
+  auto generateSecond = [&, target = *target]() -> LogicalResult {
+    TimingScope timing = nestTiming(options, "generate from unlowered");
+    CompileOptions timed = options;
+    timed.timing = &timing;
+    return target->generateFromUnlowered(*unlowered, *module, timed,
+                                         fromUnlowered);
+  };
+  std::future<LogicalResult> second;
+  if (unlowered && context.isMultithreadingEnabled())
+    second = std::async(std::launch::async, generateSecond);
+  LogicalResult firstResult = success();
+  {
+    TimingScope timing = nestTiming(options, "generate");
+    CompileOptions timed = options;
+    timed.timing = &timing;
+    firstResult = (*target)->generate(*module, timed, generated);
+  }
+  LogicalResult secondResult = success();
+  if (second.valid())
+    secondResult = second.get();
+  else if (unlowered && succeeded(firstResult))
+    secondResult = generateSecond();
+  if (failed(firstResult) || failed(secondResult))
     return failure();
-  if (unlowered && failed((*target)->generateFromUnlowered(
-                       *unlowered, *module, options, generated)))
-    return failure();
+  if (!fromUnlowered.artifact.empty())
+    generated.artifact = std::move(fromUnlowered.artifact);
+  for (auto &section : fromUnlowered.sections)
+    generated.sections.push_back(std::move(section));
   if (options.emit != kEmitBundle) {
     output = std::move(generated.artifact);
     return success();
@@ -223,6 +262,7 @@ LogicalResult mlir::tile::compileKernel(MLIRContext &context,
   auto md = getAttachedMetadata(*module);
   if (failed(md))
     return failure();
+  TimingScope bundleTiming = nestTiming(options, "write bundle");
   std::vector<::tile::bundle::Section> sections;
   sections.push_back({"metadata", md->toJSONString(/*pretty=*/true)});
   for (auto &section : generated.sections)

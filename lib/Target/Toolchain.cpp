@@ -111,25 +111,61 @@ LogicalResult ToolSearch::emitNotFound(Location loc, StringRef hint) const {
   return diag;
 }
 
+struct BackgroundTool::Impl {
+  SmallString<128> logPath;
+  llvm::sys::ProcessInfo process;
+  std::string startError;
+  bool waited = false;
+};
+
+BackgroundTool::BackgroundTool(StringRef program, ArrayRef<StringRef> args)
+    : impl(std::make_unique<Impl>()) {
+  if (llvm::sys::fs::createTemporaryFile("tile-tool", "log", impl->logPath)) {
+    impl->startError = "cannot create a temporary file";
+    return;
+  }
+  std::optional<StringRef> redirects[] = {std::nullopt,
+                                          StringRef(impl->logPath),
+                                          StringRef(impl->logPath)};
+  bool failedToStart = false;
+  impl->process = llvm::sys::ExecuteNoWait(
+      program, args, std::nullopt, redirects, /*MemoryLimit=*/0,
+      &impl->startError, &failedToStart);
+  if (failedToStart && impl->startError.empty())
+    impl->startError = ("cannot run " + program).str();
+}
+
+int BackgroundTool::wait(std::string &log) {
+  impl->waited = true;
+  int rc = -1;
+  if (impl->startError.empty()) {
+    std::string errorMessage;
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(impl->process, /*SecondsToWait=*/std::nullopt,
+                        &errorMessage);
+    rc = done.ReturnCode;
+    if (auto buffer = llvm::MemoryBuffer::getFile(impl->logPath))
+      log = (*buffer)->getBuffer().str();
+    log += errorMessage;
+  } else {
+    log = impl->startError;
+  }
+  if (!impl->logPath.empty())
+    llvm::sys::fs::remove(impl->logPath);
+  impl->logPath.clear();
+  return rc;
+}
+
+BackgroundTool::~BackgroundTool() {
+  if (impl && !impl->waited) {
+    std::string ignored;
+    wait(ignored);
+  }
+}
+
 int mlir::tile::runTool(StringRef program, ArrayRef<StringRef> args,
                         std::string &log) {
-  SmallString<128> logPath;
-  if (llvm::sys::fs::createTemporaryFile("tile-tool", "log", logPath)) {
-    log = "cannot create a temporary file";
-    return -1;
-  }
-  llvm::FileRemover logRemover(logPath);
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
-                                          StringRef(logPath)};
-  std::string errorMessage;
-  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects,
-                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
-                                     &errorMessage);
-  if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
-    log = (*buffer)->getBuffer().str();
-  if (!errorMessage.empty())
-    log += errorMessage;
-  return rc;
+  return BackgroundTool(program, args).wait(log);
 }
 
 ToolSearch mlir::tile::findLinker() {

@@ -28,6 +28,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "tile/Support/OutputFile.h"
@@ -285,6 +286,7 @@ int main(int argc, char **argv) {
   registerTransformsPasses();
   mlir::tile::registerAllTargets();
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   describeTargets();

@@ -29,6 +29,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/LLVM.h"
+#include "mlir/Support/Timing.h"
 
 #include <memory>
 #include <string>
@@ -71,7 +72,16 @@ struct CompileOptions {
   /// than the target's best (e.g. a kernel without the sm_90a Hopper path,
   /// a gemm on SIMT): tilec --remarks, Python compile(verbose=True).
   bool remarks = false;
+  /// Where the driver and the target record the time of each phase (tilec
+  /// --mlir-timing); null when nobody listens. Targets nest their phases
+  /// with nestTiming().
+  TimingScope *timing = nullptr;
 };
+
+/// A phase of `options.timing` called `name` (an empty scope when untimed).
+inline TimingScope nestTiming(const CompileOptions &options, StringRef name) {
+  return options.timing ? options.timing->nest(name) : TimingScope();
+}
 
 /// A target-specific --emit kind (besides bundle, metadata and mlir).
 struct EmitKind {
@@ -131,14 +141,18 @@ public:
   /// Whether the target also lowers the kernel a second way, from the
   /// module as it was before buildPipeline (a source target: cuda's C++ for
   /// the nvrtc backend). The driver then keeps a copy of the verified module
-  /// and calls generateFromUnlowered after generate.
+  /// and calls generateFromUnlowered once the pipeline has run: on a second
+  /// thread, concurrently with generate, unless the context has
+  /// multithreading disabled (then after generate).
   virtual bool needsUnloweredModule(const CompileOptions &options) const {
     return false;
   }
 
   /// The second lowering (see needsUnloweredModule): `unlowered` is the
   /// verified input (the target may lower it in place), `lowered` the module
-  /// generate() saw. Appends its sections to `out.sections` for
+  /// generate() sees. It may run while generate() changes `lowered`'s body:
+  /// it may read `lowered`'s own attributes (the kernel metadata), nothing
+  /// inside it, and generate() must not change those attributes. Appends its sections to `out.sections` for
   /// --emit=bundle, or fills `out.artifact` for its own emit kinds.
   virtual LogicalResult generateFromUnlowered(ModuleOp unlowered,
                                               ModuleOp lowered,

@@ -16,6 +16,7 @@
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,26 @@ std::string getEnv(StringRef name);
 /// stderr captured into `log`. Returns the exit status (-1 if it could not
 /// be started, with the reason in `log`).
 int runTool(StringRef program, ArrayRef<StringRef> args, std::string &log);
+
+/// A tool running in the background (startTool), so that the compiler can
+/// do other work while it runs (the CUDA target builds the host wrapper
+/// while ptxas assembles the cubin). The destructor waits for a tool nobody
+/// waited for: no child outlives an early error return.
+class BackgroundTool {
+public:
+  /// Starts `program` with `args` (as runTool), stdout and stderr captured.
+  BackgroundTool(StringRef program, ArrayRef<StringRef> args);
+  BackgroundTool(const BackgroundTool &) = delete;
+  BackgroundTool &operator=(const BackgroundTool &) = delete;
+  ~BackgroundTool();
+
+  /// Waits for the tool: its exit status and its output in `log`, as runTool.
+  int wait(std::string &log);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
 
 /// ld.lld, which links host objects into shared objects:
 ///   $TILE_LD_LLD, then in a static tilec (TILE_STATIC_TOOLS, the wheel) the

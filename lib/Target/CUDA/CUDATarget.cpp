@@ -40,8 +40,10 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <future>
 #include <mutex>
 
 using namespace mlir;
@@ -129,6 +131,8 @@ FailureOr<std::string> binaryObject(ModuleOp module) {
            failure();
   return out;
 }
+
+class PtxasRun;
 
 class CUDATarget final : public TargetBackend {
 public:
@@ -247,8 +251,10 @@ private:
   FailureOr<std::string> serializeToPTX(ModuleOp module,
                                         const CompileOptions &options,
                                         std::string *deviceIR) const;
-  FailureOr<std::string> assemble(Location loc, StringRef ptx,
-                                  const CompileOptions &options) const;
+  /// Starts ptxas on `ptx` in the background.
+  FailureOr<std::unique_ptr<PtxasRun>>
+  startAssembling(Location loc, StringRef ptx,
+                  const CompileOptions &options) const;
   LogicalResult buildNativeSharedObject(ModuleOp module,
                                         const CompileOptions &options,
                                         std::string &so) const;
@@ -292,41 +298,101 @@ CUDATarget::serializeToPTX(ModuleOp module, const CompileOptions &options,
   return binaryObject(module);
 }
 
-FailureOr<std::string> CUDATarget::assemble(Location loc, StringRef ptx,
-                                            const CompileOptions &options) const {
+/// ptxas assembling one PTX module in the background (see generate: the host
+/// wrapper is built meanwhile). ptxas compiles the module's kernels (the
+/// mma.sync kernel and the sm_90a variants) on up to one thread each
+/// (--split-compile: the same SASS, in less wall time).
+class PtxasRun {
+public:
+  PtxasRun(Location loc, std::string program, StringRef ptx,
+           const CompileOptions &options)
+      : loc(loc), program(std::move(program)), chip(options.chip),
+        optLevel(std::to_string(std::min(options.optLevel, 3u))) {
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("tile-kernel", "ptx", fd,
+                                           ptxPath) ||
+        llvm::sys::fs::createTemporaryFile("tile-kernel", "cubin",
+                                           cubinPath)) {
+      createError = true;
+      return;
+    }
+    {
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os << ptx;
+    }
+    unsigned kernels = 0;
+    for (size_t at = ptx.find(".entry "); at != StringRef::npos;
+         at = ptx.find(".entry ", at + 1))
+      ++kernels;
+    unsigned threads = std::min<unsigned>(
+        kernels, llvm::hardware_concurrency().compute_thread_count());
+    if (threads > 1)
+      splitCompile = std::to_string(threads);
+    start();
+  }
+  ~PtxasRun() {
+    tool.reset(); // waits for ptxas before its files go
+    if (!ptxPath.empty())
+      llvm::sys::fs::remove(ptxPath);
+    if (!cubinPath.empty())
+      llvm::sys::fs::remove(cubinPath);
+  }
+
+  /// Waits for ptxas and returns the cubin.
+  FailureOr<std::string> finish() {
+    if (createError)
+      return emitError(loc) << "cannot create a temporary file", failure();
+    std::string log;
+    int rc = tool->wait(log);
+    // A ptxas older than --split-compile (CUDA < 12.x) gets the plain run.
+    if (rc != 0 && !splitCompile.empty() &&
+        StringRef(log).contains("split-compile")) {
+      splitCompile.clear();
+      start();
+      log.clear();
+      rc = tool->wait(log);
+    }
+    if (rc != 0)
+      return emitError(loc) << "ptxas (" << program
+                            << ") failed with exit code " << rc << " for "
+                            << chip << ":\n"
+                            << StringRef(log).trim(),
+             failure();
+    auto buffer = llvm::MemoryBuffer::getFile(cubinPath);
+    if (!buffer)
+      return emitError(loc) << "cannot read the cubin ptxas wrote", failure();
+    return (*buffer)->getBuffer().str();
+  }
+
+private:
+  void start() {
+    // The arguments MLIR's NVVM serializer passes for format=bin.
+    SmallVector<StringRef> args = {program,   "-arch",       chip,
+                                   ptxPath,   "-o",          cubinPath,
+                                   "--opt-level", optLevel};
+    if (!splitCompile.empty())
+      args.append({"--split-compile", splitCompile});
+    tool.reset(); // a previous run is waited for first
+    tool = std::make_unique<BackgroundTool>(program, args);
+  }
+
+  Location loc;
+  std::string program, chip, optLevel, splitCompile;
+  SmallString<128> ptxPath, cubinPath;
+  bool createError = false;
+  std::unique_ptr<BackgroundTool> tool;
+};
+
+FailureOr<std::unique_ptr<PtxasRun>>
+CUDATarget::startAssembling(Location loc, StringRef ptx,
+                            const CompileOptions &options) const {
   ToolSearch ptxas = cuda::findPtxas(options.toolkitPath);
   if (!ptxas.found())
     return ptxas.emitNotFound(loc, "ptxas assembles the cubin (--emit=ptx "
                                    "needs none). " +
                                        cuda::getToolkitHint().str()),
            failure();
-  SmallString<128> ptxPath, cubinPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("tile-kernel", "ptx", fd, ptxPath) ||
-      llvm::sys::fs::createTemporaryFile("tile-kernel", "cubin", cubinPath))
-    return emitError(loc) << "cannot create a temporary file", failure();
-  llvm::FileRemover ptxRemover(ptxPath), cubinRemover(cubinPath);
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << ptx;
-  }
-  // The arguments MLIR's NVVM serializer passes for format=bin.
-  std::string optLevel = std::to_string(std::min(options.optLevel, 3u));
-  StringRef program = ptxas.getPath();
-  SmallVector<StringRef> args = {program,   "-arch",       options.chip,
-                                 ptxPath,   "-o",          cubinPath,
-                                 "--opt-level", optLevel};
-  std::string log;
-  int rc = runTool(program, args, log);
-  if (rc != 0)
-    return emitError(loc) << "ptxas (" << program << ") failed with exit code "
-                          << rc << " for " << options.chip << ":\n"
-                          << StringRef(log).trim(),
-           failure();
-  auto buffer = llvm::MemoryBuffer::getFile(cubinPath);
-  if (!buffer)
-    return emitError(loc) << "cannot read the cubin ptxas wrote", failure();
-  return (*buffer)->getBuffer().str();
+  return std::make_unique<PtxasRun>(loc, ptxas.getPath(), ptx, options);
 }
 
 LogicalResult
@@ -346,8 +412,13 @@ CUDATarget::buildNativeSharedObject(ModuleOp module,
   if (failed(tm))
     return failure();
   std::string object;
-  if (failed(tm->compile(*host, md->name, options.optLevel, nullptr, &object)))
-    return failure();
+  {
+    TimingScope timing = nestTiming(options, "host codegen");
+    if (failed(
+            tm->compile(*host, md->name, options.optLevel, nullptr, &object)))
+      return failure();
+  }
+  TimingScope timing = nestTiming(options, "link");
   return linkSharedObject(loc, object, so);
 }
 
@@ -372,8 +443,34 @@ LogicalResult CUDATarget::generate(ModuleOp module,
   });
   if (hashed.wasInterrupted())
     return failure();
+  // The host wrapper only needs the metadata: it is built on a second
+  // thread while LLVM generates the PTX (and ptxas assembles it).
+  bool native = emit == kEmitBundle &&
+                llvm::is_contained(options.backends, "native");
+  std::string so;
+  std::future<LogicalResult> nativeBuilt;
+  if (native && module.getContext()->isMultithreadingEnabled()) {
+    // The host target is registered here: LLVM's target registry is not
+    // safe to grow while the PTX serializer looks targets up.
+    if (failed(HostTargetMachine::create(loc, "host", "", options.optLevel)))
+      return failure();
+    nativeBuilt = std::async(std::launch::async, [&] {
+      TimingScope timing = nestTiming(options, "native wrapper (background)");
+      return buildNativeSharedObject(module, options, so);
+    });
+  }
+  auto waitNative = [&]() -> LogicalResult {
+    if (nativeBuilt.valid())
+      return nativeBuilt.get();
+    if (!native)
+      return success();
+    TimingScope timing = nestTiming(options, "native wrapper");
+    return buildNativeSharedObject(module, options, so);
+  };
+  TimingScope serializeTiming = nestTiming(options, "LLVM IR -> PTX");
   auto ptx = serializeToPTX(module, options,
                             emit == "llvm" ? &out.artifact : nullptr);
+  serializeTiming.stop();
   if (failed(ptx))
     return failure();
   if (emit == "llvm")
@@ -382,7 +479,13 @@ LogicalResult CUDATarget::generate(ModuleOp module,
     out.artifact = std::move(*ptx);
     return success();
   }
-  auto cubin = assemble(loc, *ptx, options);
+  // ptxas runs in the background while the host wrapper is finished.
+  TimingScope ptxasTiming = nestTiming(options, "ptxas (background)");
+  auto ptxas = startAssembling(loc, *ptx, options);
+  if (failed(ptxas) || failed(waitNative()))
+    return failure();
+  auto cubin = (*ptxas)->finish();
+  ptxasTiming.stop();
   if (failed(cubin))
     return failure();
   if (emit == "cubin" || emit == "obj") {
@@ -391,12 +494,8 @@ LogicalResult CUDATarget::generate(ModuleOp module,
   }
   out.sections.push_back({"cubin", std::move(*cubin)});
   out.sections.push_back({"ptx", std::move(*ptx)});
-  if (llvm::is_contained(options.backends, "native")) {
-    std::string so;
-    if (failed(buildNativeSharedObject(module, options, so)))
-      return failure();
+  if (native)
     out.sections.push_back({"native.so", std::move(so)});
-  }
   return success();
 }
 
@@ -422,8 +521,12 @@ LogicalResult CUDATarget::generateFromUnlowered(ModuleOp unlowered,
   pipeline.chip = options.chip;
   pipeline.features = options.features;
   buildTileToCUDASourcePipeline(pm, pipeline);
-  if (failed(pm.run(unlowered)))
-    return failure();
+  {
+    TimingScope timing = nestTiming(options, "tile-to-cuda-source");
+    pm.enableTiming(timing);
+    if (failed(pm.run(unlowered)))
+      return failure();
+  }
   auto sourceMd = getAttachedMetadata(unlowered);
   auto md = getAttachedMetadata(lowered);
   if (failed(sourceMd) || failed(md))
@@ -440,6 +543,7 @@ LogicalResult CUDATarget::generateFromUnlowered(ModuleOp unlowered,
       md->name + ::tile::bundle::kMetadataHashSuffix,
       ::tile::bundle::metadataHash(md->toJSONString(/*pretty=*/true)));
   std::string source;
+  TimingScope printTiming = nestTiming(options, "print CUDA C++");
   if (failed(printCUDASource(unlowered, hash, source)))
     return failure();
   if (options.emit == "cuda")
