@@ -84,16 +84,18 @@ func.func @rowsum(%X: memref<?x?xf32>, %Y: memref<?xf32> {tile.output})
   %nk = arith.ceildivui %N, %c64 : index
   tile.launch blocks(%bx) in (%c1) threads(256) {
     %Xs = tile.alloc : memref<64x64xf32, #tile.scope<shared>>
+    %Xf = tile.alloc : memref<64x64xf32, #tile.scope<fragment>>
     %acc = tile.alloc : memref<64xf32, #tile.scope<shared>>
-    %part = tile.alloc : memref<64xf32, #tile.scope<shared>>
+    %part = tile.alloc : memref<64xf32, #tile.scope<fragment>>
     tile.clear %acc : memref<64xf32, #tile.scope<shared>>
     tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
       %k0 = arith.muli %k, %c64 : index
       tile.copy %X[%c0, %k0] to %Xs : memref<?x?xf32> to memref<64x64xf32, #tile.scope<shared>>
-      tile.reduce sum %Xs into %part {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<shared>> into memref<64xf32, #tile.scope<shared>>
+      tile.copy %Xs to %Xf : memref<64x64xf32, #tile.scope<shared>> to memref<64x64xf32, #tile.scope<fragment>>
+      tile.reduce sum %Xf into %part {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<fragment>> into memref<64xf32, #tile.scope<fragment>>
       tile.parallel (%i) in [64] {
         %a = memref.load %acc[%i] : memref<64xf32, #tile.scope<shared>>
-        %p = memref.load %part[%i] : memref<64xf32, #tile.scope<shared>>
+        %p = memref.load %part[%i] : memref<64xf32, #tile.scope<fragment>>
         %s = arith.addf %a, %p : f32
         memref.store %s, %acc[%i] : memref<64xf32, #tile.scope<shared>>
       }
