@@ -5,11 +5,12 @@ target (on the CPU and sm_80 they check the generic kernels on the same
 shapes). With 128x128 tiles (examples/gemm.mlir, gemm_epilogue.mlir) on 132
 SMs the runtime's cost model picks:
 
-  (256, 256, 8192)   4 tiles, 128 K tiles  -> S = 32
-  (77, 200, 4104)    2 tiles,  65 K tiles  -> S = 16  (M, N and K tails)
+  (256, 256, 8192)   4 tiles, 128 K tiles  -> S = 8
+  (77, 200, 4104)    2 tiles,  65 K tiles  -> S = 4   (M, N and K tails)
   (1, 4096, 4096)   32 tiles,  64 K tiles  -> S = 4   (GEMV-like)
-  (1000, 1000, 1000) 64 tiles, 16 K tiles  -> S = 2
-  (129, 264, 3000) with the bias + ReLU epilogue: 6 tiles, 47 K tiles -> S = 11
+  (1000, 1000, 1000) 64 tiles, 16 K tiles  -> not split (< 16 K tiles per
+                                              slice; the variants above)
+  (129, 264, 3000) with the bias + ReLU epilogue: 6 tiles, 47 K tiles -> S = 2
 
 plus TILE_SPLIT_K forcing 3 slices / turning split-K off, and a
 bit-for-bit repeat (the serial reduction is deterministic). N and K are

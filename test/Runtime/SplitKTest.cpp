@@ -54,13 +54,13 @@ TEST(SplitK, CostModel) {
   using cuda::splitKSlices;
   // 4 tiles of 128x128, K = 65536 (1024 K tiles), 132 SMs: 33 slices.
   EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, nullptr), 33);
-  // 1000^3 with 128x256 tiles: 32 tiles, 16 K tiles: min(4, 4).
-  EXPECT_EQ(splitKSlices(32, 1000, 64, 132, 66, nullptr), 4);
-  // M=1, N=K=4096: 16 tiles, 64 K tiles: min(8, 16).
-  EXPECT_EQ(splitKSlices(16, 4096, 64, 132, 66, ""), 8);
-  // At least 4 K tiles per slice: K = 448 (7 K tiles) gives 1: not used.
-  EXPECT_EQ(splitKSlices(4, 448, 64, 132, 66, "auto"), 0);
-  EXPECT_EQ(splitKSlices(4, 512, 64, 132, 66, nullptr), 2);
+  // 1000^3 with 128x256 tiles: 32 tiles, 16 K tiles: min(4, 1): not used.
+  EXPECT_EQ(splitKSlices(32, 1000, 64, 132, 66, nullptr), 0);
+  // M=1, N=K=4096: 16 tiles, 64 K tiles: min(8, 4).
+  EXPECT_EQ(splitKSlices(16, 4096, 64, 132, 66, ""), 4);
+  // At least 16 K tiles per slice: K = 1984 (31 K tiles) gives 1.
+  EXPECT_EQ(splitKSlices(4, 1984, 64, 132, 66, "auto"), 0);
+  EXPECT_EQ(splitKSlices(4, 2048, 64, 132, 66, nullptr), 2);
   // Grids of more than half the SMs: 1 slice per tile fits: not used.
   EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 200, nullptr), 0);
   EXPECT_EQ(splitKSlices(66, 1 << 20, 64, 132, 200, nullptr), 2);
@@ -129,7 +129,7 @@ TEST(SplitKMock, LaunchGridAndWorkspace) {
   EnvGuard env(nullptr);
   KernelGuard k(load(cudaBundle(splitKMeta()), "ffi"));
   ASSERT_TRUE(k.k);
-  // N = 1000: 16 tiles, K = 1000 = 63 K tiles of 16: min(132/16, 63/4) = 8.
+  // N = 1000: 16 tiles, K = 1000 = 63 K tiles of 16: min(132/16, 63/16) = 3.
   const int64_t n = 1000;
   DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
   tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
@@ -139,7 +139,7 @@ TEST(SplitKMock, LaunchGridAndWorkspace) {
       << tile_last_error();
   EXPECT_STREQ(mock->last_function, "add_kernel_sm90_sk");
   EXPECT_EQ(mock->grid[0], 16u);
-  EXPECT_EQ(mock->grid[1], 8u);
+  EXPECT_EQ(mock->grid[1], 3u);
   EXPECT_EQ(mock->grid[2], 1u);
   EXPECT_EQ(mock->block[0], 384u);
   EXPECT_EQ(c[999], 3.0f);

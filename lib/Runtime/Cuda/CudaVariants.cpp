@@ -47,6 +47,12 @@ std::string makeTmaSpec(const TmaPlan &t, const KernelPlan &plan,
 
 } // namespace
 
+// Measured on the H200 (docs/performance.md, "After split-K ..."): 2
+// slices of 8 K tiles each (1000^3, 128x128 tiles) were slower than 1;
+// 16 K tiles of 64 (K >= 1024) per slice keep the partial's round trip
+// small against the slice's own loads.
+static constexpr int64_t kMinKTilesPerSlice = 16;
+
 int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
                      int64_t maxTiles, const char *override) {
   if (tiles < 1 || tiles > maxTiles || k < 1 || blockK < 1)
@@ -62,7 +68,7 @@ int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
   } else {
     if (sms <= 0)
       return 0;
-    s = std::min<int64_t>(sms / tiles, kTiles / 4);
+    s = std::min<int64_t>(sms / tiles, kTiles / kMinKTilesPerSlice);
   }
   return s >= 2 ? s : 0;
 }

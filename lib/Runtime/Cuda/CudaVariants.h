@@ -82,10 +82,12 @@ struct VariantSpec {
 /// with `sms` multiprocessors; 0 = do not use split-K. `override` is
 /// TILE_SPLIT_K's value (nullptr/""/"auto": the model).
 ///   tiles > maxTiles (the workspace's capacity) or k < 1: 0;
-///   the model: S = min(floor(sms / tiles), floor(kTiles / 4)): one wave
+///   the model: S = min(floor(sms / tiles), floor(kTiles / 16)): one wave
 ///     of tiles x S CTAs (each slice waits only for the one before it, all
-///     resident) and at least 4 K tiles per slice (the pipeline fills and
-///     drains per slice); S < 2: 0 (the other variants);
+///     resident) and at least 16 K tiles per slice (the pipeline fills and
+///     drains per slice, and the partial's round trip through the
+///     workspace must stay small against the slice's loads: 2 slices of 8
+///     K tiles measured slower than 1); S < 2: 0 (the other variants);
 ///   override N >= 2: min(N, kTiles, 65535) (if >= 2); "0"/"1"/"off": 0.
 /// kTiles = ceil(k / blockK).
 int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
