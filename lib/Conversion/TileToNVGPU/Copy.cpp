@@ -367,16 +367,8 @@ LogicalResult KernelLowering::lowerCopy(CopyOp op) {
     // Out of a fragment: each element is written by its canonical owner.
     if (!db)
       remarkScalar(*sb, whyNot);
-    bool replicated = sb->layout.getReplicate() > 1;
-    forEachRegister(sb->registers, [&](Value r, int64_t rc) {
-      SmallVector<Value> idx = fragmentIndex(*sb, r, rc);
-      auto emit = [&] { write(idx, convert(loadRegister(*sb, r), dstElt)); };
-      if (!replicated)
-        return emit();
-      Value owner = applyMap(sb->layout.getThreadMap(), idx).front();
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner,
-                                   tid),
-             emit);
+    forEachOwnedRegister(*sb, [&](Value r, ArrayRef<Value> idx) {
+      write(ValueRange(idx), convert(loadRegister(*sb, r), dstElt));
     });
   } else {
     // Shared/global on both sides: elements distributed over the threads.

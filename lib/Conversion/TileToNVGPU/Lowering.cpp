@@ -132,6 +132,26 @@ SmallVector<Value> KernelLowering::delinearize(ArrayRef<int64_t> shape,
   return idx;
 }
 
+void KernelLowering::forEachOwnedRegister(
+    const Buffer &buf, function_ref<void(Value, ArrayRef<Value>)> fn) {
+  bool replicated = buf.layout.getReplicate() > 1;
+  forEachRegister(buf.registers, [&](Value r, int64_t rc) {
+    SmallVector<Value> idx = fragmentIndex(buf, r, rc);
+    if (!replicated)
+      return fn(r, idx);
+    Value owner = applyMap(buf.layout.getThreadMap(), idx).front();
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner, tid),
+           [&] { fn(r, idx); });
+  });
+}
+
+Value KernelLowering::tripCount(Value lb, Value ub, Value step) {
+  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, ub, lb);
+  Value span = arith::SelectOp::create(
+      b, loc, more, arith::SubIOp::create(b, loc, ub, lb), cst(0));
+  return arith::CeilDivUIOp::create(b, loc, span, step);
+}
+
 void KernelLowering::barrier() { gpu::BarrierOp::create(b, loc); }
 
 void KernelLowering::ifThen(Value cond, function_ref<void()> fn) {
@@ -528,16 +548,8 @@ LogicalResult KernelLowering::lowerAtomicTile(AtomicTileOp op) {
   ArrayRef<int64_t> shape = sb->type.getShape();
   switch (sb->scope) {
   case MemoryScope::fragment: {
-    bool replicated = sb->layout.getReplicate() > 1;
-    forEachRegister(sb->registers, [&](Value r, int64_t rc) {
-      SmallVector<Value> idx = fragmentIndex(*sb, r, rc);
-      auto body = [&] { emit(idx, loadRegister(*sb, r)); };
-      if (!replicated)
-        return body();
-      Value owner = applyMap(sb->layout.getThreadMap(), idx).front();
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner,
-                                   tid),
-             body);
+    forEachOwnedRegister(*sb, [&](Value r, ArrayRef<Value> idx) {
+      emit(SmallVector<Value>(idx), loadRegister(*sb, r));
     });
     break;
   }

@@ -186,6 +186,14 @@ public:
 
   /// Register-slot iteration of a fragment (unrolled when small).
   void forEachRegister(int64_t regs, function_ref<void(Value, int64_t)> fn);
+  /// The registers of fragment `buf` with their tile index, each element
+  /// once in the block: in a replicated layout only its canonical owner
+  /// thread (the thread map's) runs `fn` for it.
+  void forEachOwnedRegister(const Buffer &buf,
+                            function_ref<void(Value, ArrayRef<Value>)> fn);
+  /// The trip count of a loop from `lb` to `ub` by `step` (0 when
+  /// ub <= lb).
+  Value tripCount(Value lb, Value ub, Value step);
   /// Elements [0, n) distributed over threads (l = tid + k * threads).
   void forEachLinear(int64_t n, function_ref<void(Value)> fn);
   /// Serial loop nest over a whole tile in the current thread.
@@ -301,6 +309,9 @@ private:
 /// body over those, which are added to `slice`).
 bool collectSlice(PipelinedOp loop, Value v,
                   llvm::SetVector<Operation *> &slice);
+/// The pure ops of `loop`'s body that the operands of `producer` need, in
+/// body order (cloned ahead of the iteration that uses them).
+SmallVector<Operation *> producerSlice(PipelinedOp loop, Operation *producer);
 
 /// Fast paths. Return failure() when they do not apply (nothing was emitted
 /// then).

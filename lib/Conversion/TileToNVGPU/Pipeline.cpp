@@ -72,6 +72,18 @@ bool mlir::tile::nvgpu_lowering::collectSlice(
   return true;
 }
 
+SmallVector<Operation *>
+mlir::tile::nvgpu_lowering::producerSlice(PipelinedOp loop,
+                                          Operation *producer) {
+  llvm::SetVector<Operation *> slice;
+  for (Value v : producer->getOperands())
+    (void)collectSlice(loop, v, slice);
+  SmallVector<Operation *> sorted(slice.begin(), slice.end());
+  llvm::sort(sorted,
+             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  return sorted;
+}
+
 /// A copy that can be issued ahead: global -> a shared tile.alloc of the
 /// enclosing launch, indices computable ahead, the target written by no
 /// other op and read only after the copy by block-level tile ops of the body.
@@ -308,24 +320,12 @@ LogicalResult KernelLowering::lowerPipelined(PipelinedOp op) {
   const PipelinePlan &plan = planIt->second;
   int64_t D = plan.distance;
   Value lb = op.getLowerBound(), ub = op.getUpperBound(), st = op.getStep();
-  // Trip count n = ub > lb ? ceildiv(ub - lb, step) : 0.
-  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, ub, lb);
-  Value span = arith::SelectOp::create(
-      b, loc, more, arith::SubIOp::create(b, loc, ub, lb), cst(0));
-  Value n = arith::CeilDivUIOp::create(b, loc, span, st);
+  Value n = tripCount(lb, ub, st);
 
   // The pure ops each producer's operands need, in body order.
-  SmallVector<llvm::SetVector<Operation *>> slices;
-  for (Operation *p : plan.producers) {
-    llvm::SetVector<Operation *> slice;
-    for (Value v : p->getOperands())
-      (void)collectSlice(op, v, slice);
-    SmallVector<Operation *> sorted(slice.begin(), slice.end());
-    llvm::sort(sorted, [](Operation *x, Operation *y) {
-      return x->isBeforeInBlock(y);
-    });
-    slices.emplace_back(sorted.begin(), sorted.end());
-  }
+  SmallVector<SmallVector<Operation *>> slices;
+  for (Operation *p : plan.producers)
+    slices.push_back(producerSlice(op, p));
   auto tokenType = ::mlir::nvgpu::DeviceAsyncTokenType::get(b.getContext());
   auto commit = [&]() -> Value {
     return ::mlir::nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,

@@ -291,22 +291,13 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
           b, loc, MemRefType::get({tn}, wide));
       for (int64_t o = 0; o < tn; ++o)
         memref::StoreOp::create(b, loc, ident, partial, ValueRange{cst(o)});
-      forEachRegister(sb->registers, [&](Value r, int64_t rc) {
-        SmallVector<Value> idx = fragmentIndex(*sb, r, rc);
-        auto emit = [&] {
-          Value o = tshape.empty() ? cst(0) : linearize(tshape, dropDim(idx));
-          Value x = convert(loadRegister(*sb, r), wide);
-          Value acc = memref::LoadOp::create(b, loc, partial, ValueRange{o});
-          memref::StoreOp::create(b, loc,
-                                  reduceCombine(b, loc, kind, acc, x, true),
-                                  partial, ValueRange{o});
-        };
-        if (!replicated)
-          return emit();
-        Value owner = applyMap(sb->layout.getThreadMap(), idx).front();
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner,
-                                     tid),
-               emit);
+      forEachOwnedRegister(*sb, [&](Value r, ArrayRef<Value> idx) {
+        Value o = tshape.empty() ? cst(0) : linearize(tshape, dropDim(idx));
+        Value x = convert(loadRegister(*sb, r), wide);
+        Value acc = memref::LoadOp::create(b, loc, partial, ValueRange{o});
+        memref::StoreOp::create(b, loc,
+                                reduceCombine(b, loc, kind, acc, x, true),
+                                partial, ValueRange{o});
       });
       for (int64_t o = 0; o < tn; ++o)
         totals[o] = memref::LoadOp::create(b, loc, partial, ValueRange{cst(o)});

@@ -181,13 +181,6 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   int64_t D = plan.distance;
   loc = op.getLoc();
   Block &body = op.getBodyBlock();
-  auto tripCount = [&](Value lb, Value ub, Value st) -> Value {
-    Value more =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, ub, lb);
-    Value span = arith::SelectOp::create(
-        b, loc, more, arith::SubIOp::create(b, loc, ub, lb), cst(0));
-    return arith::CeilDivUIOp::create(b, loc, span, st);
-  };
   // A loop over [0, n) carrying the stage (slot) and its phase bit; `fn`
   // fills the body before the yield.
   auto stageLoop = [&](Value n,
@@ -226,13 +219,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   Value producerTicks = cst(10000000);
   SmallVector<SmallVector<Operation *>> slices;
   for (Operation *p : plan.producers) {
-    llvm::SetVector<Operation *> slice;
-    for (Value v : p->getOperands())
-      (void)collectSlice(op, v, slice);
-    SmallVector<Operation *> sorted(slice.begin(), slice.end());
-    llvm::sort(sorted, [](Operation *x, Operation *y) {
-      return x->isBeforeInBlock(y);
-    });
+    SmallVector<Operation *> sorted = producerSlice(op, p);
     // Their operands from outside the loop, recomputed once.
     for (Operation *s : sorted)
       for (Value o : s->getOperands())
