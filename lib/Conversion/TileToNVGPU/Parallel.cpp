@@ -33,7 +33,8 @@ using namespace mlir::tile::nvgpu_lowering;
 /// The block-argument position of `v` in `body`, or -1.
 static int64_t ivPosition(Block &body, Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
-  return arg && arg.getOwner() == &body ? arg.getArgNumber() : -1;
+  // int64_t first: `cond ? unsigned : -1` would make the -1 unsigned.
+  return arg && arg.getOwner() == &body ? int64_t(arg.getArgNumber()) : -1;
 }
 
 LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
