@@ -136,7 +136,6 @@ struct WarpSpecializedKernel {
   /// 96 -> none); the consumers of a 256-thread launch keep 200.
   static constexpr int64_t kProducerRegisters = 96;
   int64_t consumers = 0;      // consumer threads (the launch's threads)
-  int64_t consumerRegisters = 0; // setmaxnreg.inc (0: none)
   Block *consumerBlock = nullptr; // then-block of the role split
   Block *producerBlock = nullptr; // else-block (the copies are appended)
   Value producerTid;              // tid - consumers, in the producer block

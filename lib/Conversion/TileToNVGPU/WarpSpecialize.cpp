@@ -350,7 +350,6 @@ void KernelLowering::finishWarpSpecialization() {
       240, (perThread * total - WS::kProducerThreads * WS::kProducerRegisters) /
                ws.consumers / 8 * 8);
   if (budget > perThread) {
-    ws.consumerRegisters = budget;
     auto set = [&](Block *block, int64_t regs,
                    NVVM::SetMaxRegisterAction act) {
       b.setInsertionPointToStart(block);
