@@ -135,6 +135,12 @@ cl::opt<bool> remarks(
              "the target's best, with the reason (cuda: kernels without the "
              "sm_90a TMA/wgmma path, gemms on SIMT)"),
     cl::init(false), cl::cat(tilecCategory));
+cl::opt<bool> fpContract(
+    "fp-contract",
+    cl::desc("GPU targets: fuse float multiply-adds into fma instructions "
+             "(like nvcc --fmad=true); false keeps each operation rounded "
+             "separately (results closer to the CPU target's)"),
+    cl::init(true), cl::cat(tilecCategory));
 cl::opt<bool> info(
     "info",
     cl::desc("Describe the bundle given as input (interface, launch shape, "
@@ -320,6 +326,7 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.toolkitPath = toolkit;
   options.remarks = remarks;
+  options.fpContract = fpContract;
 
   if (printToolchain) {
     const mlir::tile::TargetBackend *t =

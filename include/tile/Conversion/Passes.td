@@ -100,6 +100,54 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileNVVMExpandArith : Pass<"tile-nvvm-expand-arith"> {
+  let summary = "Expand the arith ops NVPTX has no instruction for";
+  let description = [{
+    Rewrites `arith.ceildivsi`, `arith.ceildivui`, `arith.floordivsi` and
+    the scaling `arith.scaling_extf` / `arith.scaling_truncf` into plain
+    arith ops, which `convert-arith-to-llvm` cannot convert directly.
+    Unlike upstream `arith-expand`, the float minimum/maximum ops stay:
+    NVPTX implements `llvm.maximum` / `llvm.minimum` as one `max.NaN` /
+    `min.NaN` instruction (sm_80+, PTX 7.0+), where the expansion costs a
+    compare, a NaN test and two selects per element (a 64-element row
+    maximum of a FlashAttention score tile: 256 instructions instead of
+    64).
+
+    Example:
+    ```mlir
+    %q = arith.ceildivui %n, %c64 : index
+    %m = arith.maximumf %a, %b : f32
+    // becomes
+    // %q = arith.select(%n == 0, 0, (%n - 1) / 64 + 1)  (several ops)
+    // %m = arith.maximumf %a, %b : f32                    (unchanged)
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def TileFPContract : Pass<"tile-fp-contract"> {
+  let summary = "Allow floating-point contraction in GPU kernels";
+  let description = [{
+    Adds `contract` to the fast-math flags of every float arith op inside
+    `gpu.module`s, so that LLVM fuses a multiply feeding an add or
+    subtract into one fused multiply-add (`fma.rn.f32`) and the NVPTX
+    backend emits plain `mul`/`add` (which ptxas may fuse) instead of the
+    `.rn` forms that forbid it. This is the default of nvcc (`--fmad=true`),
+    Triton (`enable_fp_fusion`) and hipcc; the fused result is rounded once,
+    so it is never less accurate than the separate operations, but it may
+    differ from a CPU run in the last bits. The `tile-to-nvvm` pipeline runs
+    it unless its option `fp-contract=false` is given (`tilec
+    --fp-contract=off`).
+
+    Example:
+    ```mlir
+    %y = arith.mulf %a, %b : f32
+    // becomes
+    %y = arith.mulf %a, %b fastmath<contract> : f32
+    ```
+  }];
+}
+
 def TileROCDLPrivateAllocas : Pass<"tile-rocdl-private-allocas", "::mlir::gpu::GPUFuncOp"> {
   let summary = "Put a gpu.func's per-thread arrays in AMDGPU private memory, in the entry block";
   let description = [{

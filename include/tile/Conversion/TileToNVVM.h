@@ -40,6 +40,12 @@ struct TileToNVVMPipelineOptions
                      "sm_90a warp-specialized path and every tile.gemm "
                      "lowered to SIMT FMAs, with the reason"),
       llvm::cl::init(false)};
+  Option<bool> fpContract{
+      *this, "fp-contract",
+      llvm::cl::desc("Mark the kernels' float arith ops `contract` "
+                     "(tile-fp-contract): mul + add become fma, as with "
+                     "nvcc --fmad=true"),
+      llvm::cl::init(true)};
   Option<bool> sm90Gemm{
       *this, "sm90-gemm",
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "

@@ -72,6 +72,10 @@ struct CompileOptions {
   /// than the target's best (e.g. a kernel without the sm_90a Hopper path,
   /// a gemm on SIMT): tilec --remarks, Python compile(verbose=True).
   bool remarks = false;
+  /// GPU targets: let the code generator fuse a multiply feeding an add
+  /// into one fma (nvcc's --fmad=true, the default there too); tilec
+  /// --fp-contract=false keeps every float operation separately rounded.
+  bool fpContract = true;
   /// Where the driver and the target record the time of each phase (tilec
   /// --mlir-timing); null when nobody listens. Targets nest their phases
   /// with nestTiming().

@@ -107,11 +107,34 @@ static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
               : isa<FloatType>(elt) ? (Type)b.getF32Type()
                                     : (Type)b.getI32Type();
   Value ident = kl.convert(reduceIdentity(b, loc, kind, elt), wide);
-  SmallVector<Value> partial(tb.registers, ident);
+  // Each slot's source registers combine as a balanced tree, not a chain:
+  // the chain's length is the latency of the whole reduction (64 dependent
+  // max steps for a 64x128 wgmma accumulator row), the tree's is its log.
+  // max/min are exactly associative; a pairwise sum only rounds
+  // differently (and no worse) than the sequential one.
+  SmallVector<SmallVector<Value>> terms(tb.registers);
   for (int64_t r = 0; r < sb.registers; ++r) {
     Value x = kl.convert(kl.loadRegister(sb, kl.cst(r)), wide);
-    partial[slotOf[r]] = reduceCombine(b, loc, kind, partial[slotOf[r]], x,
-                                       /*absFirst=*/true);
+    if (kind == ReduceKind::abssum || kind == ReduceKind::absmax)
+      x = isa<FloatType>(wide)
+              ? (Value)math::AbsFOp::create(b, loc, x)
+              // combine(0 or INT_MIN, |x|): folds to |x|.
+              : reduceCombine(b, loc, kind, ident, x, /*absFirst=*/true);
+    terms[slotOf[r]].push_back(x);
+  }
+  SmallVector<Value> partial(tb.registers, ident);
+  for (auto [slot, level] : llvm::enumerate(terms)) {
+    while (level.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(
+            reduceCombine(b, loc, kind, level[i], level[i + 1], false));
+      if (level.size() % 2)
+        next.push_back(level.back());
+      level = std::move(next);
+    }
+    if (!level.empty())
+      partial[slot] = level.front();
   }
   for (Value &v : partial)
     for (int64_t bit : laneBits) {

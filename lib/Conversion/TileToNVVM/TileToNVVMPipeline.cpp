@@ -70,7 +70,11 @@ void mlir::tile::buildTileToNVVMPipeline(
   pm.addPass(createCSEPass());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(arith::createArithExpandOpsPass());
+  // Not upstream arith-expand: it would expand arith.maximumf/minimumf,
+  // which NVPTX has as single instructions.
+  pm.addPass(createTileNVVMExpandArith());
+  if (opts.fpContract)
+    pm.addPass(createTileFPContract());
   pm.addPass(memref::createExpandStridedMetadataPass());
   // Views of kernel parameters (memref.subview, collapse/expand_shape) leave
   // affine.apply offset and stride arithmetic.

@@ -241,6 +241,7 @@ public:
     pipeline.optLevel = std::min(options.optLevel, 3u);
     pipeline.format = "none";
     pipeline.remarks = options.remarks;
+    pipeline.fpContract = options.fpContract;
     buildTileToNVVMPipeline(pm, pipeline);
   }
 
