@@ -46,6 +46,12 @@ struct TileToNVVMPipelineOptions
                      "(tile-fp-contract): mul + add become fma, as with "
                      "nvcc --fmad=true"),
       llvm::cl::init(true)};
+  Option<bool> wsPingPong{
+      *this, "ws-pingpong",
+      llvm::cl::desc("convert-tile-to-nvgpu's ws-pingpong: the consumer "
+                     "warpgroups of the warp-specialized variant take turns "
+                     "at the loop's wgmma gemms"),
+      llvm::cl::init(false)};
   Option<bool> sm90Gemm{
       *this, "sm90-gemm",
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "

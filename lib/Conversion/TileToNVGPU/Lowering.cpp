@@ -43,7 +43,8 @@ KernelLowering::KernelLowering(gpu::GPUFuncOp func, int64_t threads,
       chip(target.chip), waveSize(target.waveSize),
       matrixGemm(target.matrixGemm),
       sharedMemoryLimit(target.sharedMemoryLimit),
-      asyncCopy(target.asyncCopy), copyToShared(target.copyToShared) {}
+      asyncCopy(target.asyncCopy), copyToShared(target.copyToShared),
+      pingPong(target.warpSpecializePingPong) {}
 
 //===----------------------------------------------------------------------===//
 // Small helpers

@@ -122,6 +122,9 @@ struct GPUTargetInfo {
   /// Also build a warp-specialized variant of kernels with software
   /// pipelines (sm_90a: mbarriers, setmaxnreg; WarpSpecialize.cpp).
   bool warpSpecialize = false;
+  /// In that variant, take turns between two consumer warpgroups at each
+  /// wgmma gemm of the loop (named barriers 2 and 3; WarpSpecialize.cpp).
+  bool warpSpecializePingPong = false;
 };
 
 /// The warp-specialized form of a kernel (WarpSpecialize.cpp): the launch's
@@ -161,6 +164,9 @@ public:
   /// set and nothing lowered (the caller drops the function);
   /// `whyNotSpecialized` is the remark (empty: the kernel has no
   /// tile.pipelined loop, nothing to say).
+  /// The warp-specialized form's consumer warpgroups take turns at the
+  /// pipelined loops' wgmma gemms (GPUTargetInfo::warpSpecializePingPong).
+  bool pingPong = false;
   bool requestWarpSpecialization = false;
   std::optional<WarpSpecializedKernel> specialized;
   bool declinedSpecialization = false;

@@ -170,6 +170,7 @@ struct ConvertTileToNVGPUPass
     nvgpu_lowering::GPUTargetInfo target;
     target.chip = chip;
     target.warpSpecialize = warpSpecialize && chip == "sm_90a";
+    target.warpSpecializePingPong = wsPingPong;
     if (failed(nvgpu_lowering::outlineAndLowerKernels(getOperation(), target,
                                                       remarks)))
       signalPassFailure();

@@ -260,6 +260,48 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   });
   // The consumers' loop, in place of `op`.
   b.setInsertionPoint(op);
+  // Ping-pong (two consumer warpgroups): warpgroup g waits for its turn
+  // (named barrier 2 + g) before each wgmma gemm of the loop body and hands
+  // the turn over (barrier 3 - g) after it, so the tensor cores alternate
+  // between the warpgroups and one's softmax/epilogue runs during the
+  // other's gemm. Only gemms at the top level of the body: both
+  // warpgroups then take the same number of turns.
+  SmallVector<Operation *> turns;
+  if (pingPong && ws.consumers == 256) {
+    bool nested = false;
+    for (Operation &inner : body.without_terminator()) {
+      if (llvm::is_contained(plan.producers, &inner))
+        continue;
+      if (isa<GemmOp>(inner) && wgmmaPlans.count(&inner)) {
+        turns.push_back(&inner);
+        continue;
+      }
+      inner.walk([&](GemmOp g) { nested |= wgmmaPlans.count(g) > 0; });
+    }
+    if (nested)
+      turns.clear();
+  }
+  Value turnWg, turnMine, turnOther, turnCount;
+  auto onWarpgroup = [&](int64_t g, function_ref<void()> fn) {
+    Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     turnWg, i32(g));
+    auto ifOp = scf::IfOp::create(b, loc, is, /*withElse=*/false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    fn();
+  };
+  if (!turns.empty()) {
+    turnWg = arith::IndexCastUIOp::create(
+        b, loc, b.getI32Type(),
+        arith::DivUIOp::create(b, loc, tid, cst(128)));
+    turnMine = arith::AddIOp::create(b, loc, turnWg, i32(2));
+    turnOther = arith::SubIOp::create(b, loc, i32(3), turnWg);
+    turnCount = i32(256);
+    // Warpgroup 0 goes first: warpgroup 1 hands it the first turn.
+    onWarpgroup(1, [&] {
+      NVVM::BarrierArriveOp::create(b, loc, i32(2), turnCount);
+    });
+  }
   Value n = tripCount(op.getLowerBound(), op.getUpperBound(), op.getStep());
   Value ticks = cst(10000000);
   stageLoop(n, [&](Value i, Value slot, Value phase) {
@@ -314,9 +356,26 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
         b.setInsertionPoint(yield);
       ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, empty, slot);
     }
+    for (Operation *gemm : turns) {
+      b.setInsertionPoint(gemm);
+      NVVM::BarrierOp::create(b, loc, TypeRange{}, turnMine, turnCount,
+                              /*reductionOp=*/{},
+                              /*reductionPredicate=*/Value{});
+      b.setInsertionPointAfter(gemm);
+      NVVM::BarrierArriveOp::create(b, loc, turnOther, turnCount);
+    }
     b.setInsertionPoint(yield);
     body.getArgument(0).replaceAllUsesWith(iv);
   });
+  // Warpgroup 1's last hand-over (or its first, when the loop is empty) is
+  // still pending on barrier 2: warpgroup 0 takes it, so that no arrival
+  // is left behind for a later loop.
+  if (!turns.empty())
+    onWarpgroup(0, [&] {
+      NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(2), turnCount,
+                              /*reductionOp=*/{},
+                              /*reductionPredicate=*/Value{});
+    });
 
   op.erase();
   return success();

@@ -63,7 +63,8 @@ void mlir::tile::buildTileToNVVMPipeline(
   layouts.wgmma = opts.chip == "sm_90a";
   pm.addPass(createTileInferLayouts(layouts));
   pm.addPass(createConvertTileToNVGPU(
-      ConvertTileToNVGPUOptions{opts.chip, opts.remarks}));
+      ConvertTileToNVGPUOptions{opts.chip, opts.remarks,
+                                /*warpSpecialize=*/true, opts.wsPingPong}));
   if (sm90)
     pm.addPass(createTileSM90MergeModules());
   pm.addPass(createCanonicalizerPass());
