@@ -90,11 +90,12 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
            "a kernel with software-pipelined tile.pipelined loops (a "
            "producer warpgroup issues their copies through mbarrier "
            "stages), recorded as a kernel variant">,
-    Option<"wsPingPong", "ws-pingpong", "bool", "false",
-           "In the warp-specialized variant of a 256-thread kernel, the two "
-           "consumer warpgroups take turns at the pipelined loop's wgmma "
-           "gemms (named barriers), so that one's softmax or epilogue "
-           "overlaps the other's tensor-core work">
+    Option<"wsPingPong", "ws-pingpong", "bool", "true",
+           "In the warp-specialized variant of a 256-thread kernel whose "
+           "loop's last wgmma gemm is rotated into the next iteration, the "
+           "two consumer warpgroups take turns at issuing the loop's gemms "
+           "(named barriers), so that one's softmax overlaps the other's "
+           "tensor-core work">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

@@ -50,8 +50,8 @@ struct TileToNVVMPipelineOptions
       *this, "ws-pingpong",
       llvm::cl::desc("convert-tile-to-nvgpu's ws-pingpong: the consumer "
                      "warpgroups of the warp-specialized variant take turns "
-                     "at the loop's wgmma gemms"),
-      llvm::cl::init(false)};
+                     "at issuing a rotated loop's wgmma gemms"),
+      llvm::cl::init(true)};
   Option<bool> sm90Gemm{
       *this, "sm90-gemm",
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "

@@ -373,15 +373,30 @@ void WgmmaEmitter::emit() {
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  // Asynchronous (a rotated loop): the registers are the asm's results now
+  // and valid after a later wgmma.wait_group (fenceWgmmaRegisters there).
+  bool async = kl.asyncWgmma.contains(op);
+  if (!async)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (Chunk &ch : chunks) {
-    fenceOperands(b, loc, ch.acc);
+    if (!async)
+      fenceOperands(b, loc, ch.acc);
     for (int64_t r = 0; r < (int64_t)ch.acc.size(); ++r)
       kl.storeRegister(*cb, kl.cst(ch.regBase + r), ch.acc[r]);
   }
 }
 
 } // namespace
+
+void mlir::tile::nvgpu_lowering::fenceWgmmaRegisters(KernelLowering &kl,
+                                                     Buffer &buffer) {
+  SmallVector<Value> regs;
+  for (int64_t r = 0; r < buffer.registers; ++r)
+    regs.push_back(kl.loadRegister(buffer, kl.cst(r)));
+  fenceOperands(kl.b, kl.loc, regs);
+  for (int64_t r = 0; r < buffer.registers; ++r)
+    kl.storeRegister(buffer, kl.cst(r), regs[r]);
+}
 
 void mlir::tile::nvgpu_lowering::lowerGemmWgmma(KernelLowering &kl, GemmOp op,
                                                 const WgmmaPlan &plan) {

@@ -691,7 +691,8 @@ FailureOr<int64_t> KernelLowering::run() {
   SmallVector<Operation *> ops;
   func.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (isa<CopyOp, GemmOp, FillOp, ClearOp, ReduceOp, ParallelOp, AtomicOp,
-            AtomicTileOp, memref::StoreOp>(op)) {
+            AtomicTileOp, memref::StoreOp>(op) ||
+        wgmmaWaitFences.count(op)) {
       ops.push_back(op);
       if (isa<ParallelOp>(op))
         return WalkResult::skip();
@@ -700,6 +701,12 @@ FailureOr<int64_t> KernelLowering::run() {
   });
   for (Operation *op : ops) {
     loc = op->getLoc();
+    if (auto it = wgmmaWaitFences.find(op); it != wgmmaWaitFences.end()) {
+      b.setInsertionPointAfter(op);
+      for (Value alloc : it->second)
+        fenceWgmmaRegisters(*this, buffers[alloc]);
+      continue;
+    }
     // The block-synchronization rule (docs/dialect.md, "Synchronization"):
     // an op that writes shared memory is preceded by a barrier (every thread
     // is done with what earlier ops read or wrote there) and followed by one

@@ -122,9 +122,9 @@ struct GPUTargetInfo {
   /// Also build a warp-specialized variant of kernels with software
   /// pipelines (sm_90a: mbarriers, setmaxnreg; WarpSpecialize.cpp).
   bool warpSpecialize = false;
-  /// In that variant, take turns between two consumer warpgroups at each
-  /// wgmma gemm of the loop (named barriers 2 and 3; WarpSpecialize.cpp).
-  bool warpSpecializePingPong = false;
+  /// In that variant, two consumer warpgroups take turns at issuing a
+  /// rotated loop's wgmma gemms (named barriers 2 and 3; WarpSpecialize.cpp).
+  bool warpSpecializePingPong = true;
 };
 
 /// The warp-specialized form of a kernel (WarpSpecialize.cpp): the launch's
@@ -148,6 +148,18 @@ struct WarpSpecializedKernel {
   int64_t barrierBytes = 0; // static shared memory of the mbarriers
 };
 
+/// A rotation of a warp-specialized loop's last wgmma gemm G2 into the next
+/// iteration, after the first gemm G1 (WarpSpecialize.cpp): FlashAttention's
+/// P.V of key tile i - 1 overlaps the softmax of tile i.
+struct GemmRotation {
+  GemmOp first, last;           // G1, G2
+  Value stage;                  // G2's B: a stage of the loop
+  Operation *producer = nullptr; // the copy filling `stage`
+  /// The first op after G1 that touches G2's C or A (null: none before
+  /// G2): G2 must be complete there.
+  Operation *waitAt = nullptr;
+};
+
 /// Outlines every tile.kernel of `module` into a gpu.module/gpu.func and
 /// lowers its body for `target`; sets the metadata's shared_bytes.
 LogicalResult outlineAndLowerKernels(ModuleOp module,
@@ -164,9 +176,15 @@ public:
   /// set and nothing lowered (the caller drops the function);
   /// `whyNotSpecialized` is the remark (empty: the kernel has no
   /// tile.pipelined loop, nothing to say).
-  /// The warp-specialized form's consumer warpgroups take turns at the
-  /// pipelined loops' wgmma gemms (GPUTargetInfo::warpSpecializePingPong).
-  bool pingPong = false;
+  /// wgmma gemms issued without waiting for them (a rotated loop's G1 and
+  /// G2): their accumulators are stored as the asm defines them and become
+  /// valid at a wgmma.wait_group listed in wgmmaWaitFences, which fences
+  /// the registers of the buffers it names.
+  llvm::DenseSet<Operation *> asyncWgmma;
+  llvm::DenseMap<Operation *, SmallVector<Value>> wgmmaWaitFences;
+  /// The warp-specialized form's consumer warpgroups take turns at issuing
+  /// a rotated loop's gemms (GPUTargetInfo::warpSpecializePingPong).
+  bool pingPong = true;
   bool requestWarpSpecialization = false;
   std::optional<WarpSpecializedKernel> specialized;
   bool declinedSpecialization = false;
@@ -295,6 +313,8 @@ private:
   bool canWarpSpecialize(std::string &whyNot);
   void splitRoles(Operation *firstBodyOp);
   LogicalResult lowerPipelinedSpecialized(PipelinedOp op);
+  std::optional<GemmRotation> planGemmRotation(PipelinedOp op,
+                                               const PipelinePlan &plan);
   void finishWarpSpecialization();
   LogicalResult lowerCopy(CopyOp op);
   LogicalResult lowerFill(Operation *op, Value buffer, Value value);
@@ -329,6 +349,10 @@ std::optional<WgmmaPlan> planWgmma(GemmOp op, StringRef chip,
                                    std::string &whyNot);
 /// Emits the planned gemm (C's clear included).
 void lowerGemmWgmma(KernelLowering &kl, GemmOp op, const WgmmaPlan &plan);
+/// After a wgmma.wait_group: the registers of `buffer` (an accumulator of
+/// an asynchronous wgmma gemm) pass through an empty asm, so nothing that
+/// reads them is scheduled before the wait.
+void fenceWgmmaRegisters(KernelLowering &kl, Buffer &buffer);
 /// cp.async (CopyAsync.cpp): 16-, 8- or 4-byte copies of a global tile into
 /// a shared buffer, the widest the launch's alignment allows (a runtime
 /// check); emits `scalarPath` for what no width fits.

@@ -31,6 +31,20 @@
 // stages ahead. wgmma reads through the async proxy: a consumer fences
 // (fence.proxy.async) after each wait.
 //
+// Rotation (FlashAttention-3's intra-warpgroup overlap; planGemmRotation):
+// when the body ends with a wgmma gemm G2 (O += P V) whose B is a stage of
+// the loop, and an earlier wgmma gemm G1 (S = Q K^T) touches none of G2's
+// operands, G2 of iteration i - 1 is issued right after G1 of iteration i,
+// both without waiting; the consumers wait for G1 alone (wgmma.wait_group
+// 1), run what follows (the softmax) while G2 runs, and wait for G2 before
+// the first op that touches its C or A. G2's A is cleared before the loop,
+// so that iteration 0's G2 (0 * V_0) adds nothing, and the last G2 runs
+// after the loop. The stage G2 reads is released one iteration later.
+// With two consumer warpgroups they also take turns (named barriers 2 and
+// 3) at issuing the G1/G2 pair, so that one warpgroup's softmax overlaps
+// the other's gemms. H200, FlashAttention 128x128 d = 128: 0.73-0.83x SDPA
+// against 0.71-0.82x without (docs/performance.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Lowering.h"
@@ -175,6 +189,78 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
   specialized = std::move(ws);
 }
 
+/// Whether `user` or an op nested in it has `v` as an operand.
+static bool usesValue(Operation *user, Value v) {
+  return user
+      ->walk([&](Operation *x) {
+        return llvm::is_contained(x->getOperands(), v) ? WalkResult::interrupt()
+                                                       : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+std::optional<GemmRotation>
+KernelLowering::planGemmRotation(PipelinedOp op, const PipelinePlan &plan) {
+  SmallVector<Operation *> consumers;
+  for (Operation &inner : op.getBodyBlock().without_terminator())
+    if (!llvm::is_contained(plan.producers, &inner))
+      consumers.push_back(&inner);
+  if (consumers.size() < 2)
+    return std::nullopt;
+  auto last = dyn_cast<GemmOp>(consumers.back());
+  if (!last || !wgmmaPlans.count(last) || last.getClear())
+    return std::nullopt;
+  GemmRotation r;
+  r.last = last;
+  for (Operation *c : consumers)
+    if (auto g = dyn_cast<GemmOp>(c); g && g != last && wgmmaPlans.count(g)) {
+      r.first = g;
+      break;
+    }
+  if (!r.first)
+    return std::nullopt;
+  // G2's B is a stage of this loop, read by G2 alone.
+  r.stage = last.getB();
+  for (Operation *p : plan.producers)
+    if (cast<CopyOp>(p).getTarget() == r.stage)
+      r.producer = p;
+  if (!r.producer)
+    return std::nullopt;
+  Value c1 = r.first.getC(), c2 = last.getC(), a2 = last.getA();
+  // A2 is cleared before the loop (see the rotated loop): a fragment that
+  // nothing before the loop reads.
+  Buffer *a2Buffer = lookup(a2);
+  if (!a2Buffer || a2Buffer->scope != MemoryScope::fragment)
+    return std::nullopt;
+  for (Operation *user : a2.getUsers()) {
+    Operation *at = op->getBlock()->findAncestorOpInBlock(*user);
+    if (at && at != op.getOperation() && at->isBeforeInBlock(op) &&
+        !isa<AllocOp>(user))
+      return std::nullopt;
+  }
+  if (usesValue(r.first, c2) || usesValue(r.first, a2) ||
+      usesValue(last, c1) || usesValue(last, r.first.getA()))
+    return std::nullopt;
+  bool afterFirst = false;
+  for (Operation *c : consumers) {
+    if (c == last.getOperation())
+      break;
+    if (c == r.first.getOperation()) {
+      afterFirst = true;
+      continue;
+    }
+    if (usesValue(c, r.stage))
+      return std::nullopt;
+    bool touches = usesValue(c, c2) || usesValue(c, a2);
+    // Before G1: it would now run before G2 of the previous iteration.
+    if (touches && !afterFirst)
+      return std::nullopt;
+    if (touches && !r.waitAt)
+      r.waitAt = c;
+  }
+  return r;
+}
+
 LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   WS &ws = *specialized;
   const PipelinePlan &plan = pipelines.find(op)->second;
@@ -184,7 +270,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   // A loop over [0, n) carrying the stage (slot) and its phase bit; `fn`
   // fills the body before the yield.
   auto stageLoop = [&](Value n,
-                       function_ref<void(Value i, Value slot, Value phase)> fn) {
+                       function_ref<void(Value i, Value slot, Value phase)> fn)
+      -> scf::ForOp {
     Value zero = cst(0);
     Value phase0 = arith::ConstantIntOp::create(b, loc, 0, 1);
     auto loop = scf::ForOp::create(b, loc, zero, n, cst(1),
@@ -203,6 +290,18 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
     auto yield = scf::YieldOp::create(b, loc, ValueRange{nextSlot, nextPhase});
     b.setInsertionPoint(yield);
     fn(loop.getInductionVar(), slot, phase);
+    return loop;
+  };
+  // The stage and phase of the iteration before the one at (slot, phase).
+  auto previousStage = [&](Value slot, Value phase) {
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, cst(0));
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+    Value prevSlot = arith::SelectOp::create(
+        b, loc, first, cst(D), arith::SubIOp::create(b, loc, slot, cst(1)));
+    Value prevPhase = arith::SelectOp::create(
+        b, loc, first, arith::XOrIOp::create(b, loc, phase, one), phase);
+    return std::make_pair(prevSlot, prevPhase);
   };
 
   // The producer's loop, at the end of the producer block (first: it
@@ -260,27 +359,15 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   });
   // The consumers' loop, in place of `op`.
   b.setInsertionPoint(op);
-  // Ping-pong (two consumer warpgroups): warpgroup g waits for its turn
-  // (named barrier 2 + g) before each wgmma gemm of the loop body and hands
-  // the turn over (barrier 3 - g) after it, so the tensor cores alternate
-  // between the warpgroups and one's softmax/epilogue runs during the
-  // other's gemm. Only gemms at the top level of the body: both
-  // warpgroups then take the same number of turns.
-  SmallVector<Operation *> turns;
-  if (pingPong && ws.consumers == 256) {
-    bool nested = false;
-    for (Operation &inner : body.without_terminator()) {
-      if (llvm::is_contained(plan.producers, &inner))
-        continue;
-      if (isa<GemmOp>(inner) && wgmmaPlans.count(&inner)) {
-        turns.push_back(&inner);
-        continue;
-      }
-      inner.walk([&](GemmOp g) { nested |= wgmmaPlans.count(g) > 0; });
-    }
-    if (nested)
-      turns.clear();
-  }
+  // Rotation of the last gemm into the next iteration (planGemmRotation).
+  std::optional<GemmRotation> rotation = planGemmRotation(op, plan);
+  // Ping-pong of a rotated loop with two consumer warpgroups
+  // (FlashAttention-3's inter-warpgroup schedule): warpgroup g waits for
+  // its turn (named barrier 2 + g) before issuing G1 and G2 and hands the
+  // turn over (barrier 3 - g) right after issuing them, so the tensor cores
+  // run one warpgroup's pair while the other computes its softmax. Each
+  // warpgroup takes one turn per iteration.
+  bool turns = rotation && pingPong && ws.consumers == 256;
   Value turnWg, turnMine, turnOther, turnCount;
   auto onWarpgroup = [&](int64_t g, function_ref<void()> fn) {
     Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -290,7 +377,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     fn();
   };
-  if (!turns.empty()) {
+  if (turns) {
     turnWg = arith::IndexCastUIOp::create(
         b, loc, b.getI32Type(),
         arith::DivUIOp::create(b, loc, tid, cst(128)));
@@ -304,7 +391,18 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   }
   Value n = tripCount(op.getLowerBound(), op.getUpperBound(), op.getStep());
   Value ticks = cst(10000000);
-  stageLoop(n, [&](Value i, Value slot, Value phase) {
+  auto fenceProxy = [&] {
+    if (!wgmmaPlans.empty())
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
+  };
+  // A2 of the rotated gemm is read once before the program writes it
+  // (G2 of iteration -1): zero, so that it adds nothing.
+  if (rotation)
+    ClearOp::create(b, loc, rotation->last.getA());
+  scf::ForOp consumerLoop = stageLoop(n, [&](Value i, Value slot, Value phase) {
     Value iv = arith::AddIOp::create(
         b, loc, op.getLowerBound(),
         arith::MulIOp::create(b, loc, i, op.getStep()));
@@ -333,7 +431,53 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
           })
           .wasInterrupted();
     };
+    // Rotation: `last` (G2) of iteration i - 1 is issued right after
+    // `first` (G1) of iteration i, both asynchronously:
+    //   G1_i; wait full[V][i-1]; G2_{i-1}
+    //   wgmma.wait_group 1            -> G1_i done (C1 fenced)
+    //   ... the ops that touch neither C2 nor A2 (softmax) ...
+    //   wgmma.wait_group 0            -> G2_{i-1} done (C2 fenced)
+    //   if (i > 0) release empty[V][i-1]
+    //   ... the rest (what touches C2 / A2) ...
+    // and after the loop G2_{n-1}, synchronous. G2 is unconditional (a
+    // branch around it would merge its accumulators before the wait, and
+    // ptxas then waits right there): in iteration 0 it adds 0 * V_0, A2
+    // being cleared before the loop.
+    Operation *wait1 = nullptr;
+    if (rotation) {
+      GemmRotation &r = *rotation;
+      b.setInsertionPointAfter(r.first);
+      Value hasPrev =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, i, cst(0));
+      auto [prevSlot, prevPhase] = previousStage(slot, phase);
+      Value readSlot = arith::SelectOp::create(b, loc, hasPrev, prevSlot, slot);
+      Value readPhase =
+          arith::SelectOp::create(b, loc, hasPrev, prevPhase, phase);
+      auto [full, empty] = ws.barriers[r.producer];
+      ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, readPhase,
+                                                     ticks, readSlot);
+      fenceProxy();
+      Value readView = stageView(buffers[r.stage], readSlot);
+      r.last->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+      for (auto &[alloc, view] : storageOverrides[r.last])
+        if (alloc == r.stage)
+          view = readView;
+      b.setInsertionPointAfter(r.last);
+      asyncWgmma.insert(r.first);
+      asyncWgmma.insert(r.last);
+      wait1 = NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+      wgmmaWaitFences[wait1] = {r.first.getC()};
+      b.setInsertionPoint(r.waitAt ? r.waitAt : yield);
+      Operation *wait0 = NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      wgmmaWaitFences[wait0] = {r.last.getC()};
+      auto release = scf::IfOp::create(b, loc, hasPrev, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&release.getThenRegion().front());
+      ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, empty, prevSlot);
+    }
     for (Operation *p : plan.producers) {
+      if (rotation && p == rotation->producer)
+        continue;
       Value target = cast<CopyOp>(p).getTarget();
       auto [full, empty] = ws.barriers[p];
       Operation *firstUse = nullptr, *lastUse = nullptr;
@@ -345,32 +489,52 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
       b.setInsertionPoint(firstUse ? firstUse : yield);
       ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, phase,
                                                      ticks, slot);
-      if (!wgmmaPlans.empty())
-        NVVM::FenceProxyOp::create(
-            b, loc, NVVM::ProxyKind::async_shared,
-            NVVM::SharedSpaceAttr::get(b.getContext(),
-                                       NVVM::SharedSpace::shared_cta));
-      if (lastUse)
+      fenceProxy();
+      // An asynchronous gemm reads the stage until its wait.
+      if (lastUse && rotation && lastUse == rotation->first.getOperation())
+        b.setInsertionPointAfter(wait1);
+      else if (lastUse)
         b.setInsertionPointAfter(lastUse);
       else
         b.setInsertionPoint(yield);
       ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, empty, slot);
     }
-    for (Operation *gemm : turns) {
-      b.setInsertionPoint(gemm);
+    if (turns) {
+      b.setInsertionPoint(rotation->first);
       NVVM::BarrierOp::create(b, loc, TypeRange{}, turnMine, turnCount,
                               /*reductionOp=*/{},
                               /*reductionPredicate=*/Value{});
-      b.setInsertionPointAfter(gemm);
+      b.setInsertionPointAfter(rotation->last);
       NVVM::BarrierArriveOp::create(b, loc, turnOther, turnCount);
     }
     b.setInsertionPoint(yield);
     body.getArgument(0).replaceAllUsesWith(iv);
   });
+  // The rotated loop's last G2, synchronous, on the stage of iteration n-1.
+  if (rotation) {
+    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, n,
+                                      cst(0));
+    auto ifAny = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifAny.getThenRegion().front());
+    auto [lastSlot, lastPhase] = previousStage(consumerLoop.getResult(0),
+                                               consumerLoop.getResult(1));
+    auto [full, empty] = ws.barriers[rotation->producer];
+    ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, lastPhase,
+                                                   ticks, lastSlot);
+    fenceProxy();
+    Value lastView = stageView(buffers[rotation->stage], lastSlot);
+    Operation *tail = b.clone(*rotation->last);
+    storageOverrides[tail] = storageOverrides[rotation->last];
+    for (auto &[alloc, view] : storageOverrides[tail])
+      if (alloc == rotation->stage)
+        view = lastView;
+    ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, empty, lastSlot);
+  }
   // Warpgroup 1's last hand-over (or its first, when the loop is empty) is
   // still pending on barrier 2: warpgroup 0 takes it, so that no arrival
   // is left behind for a later loop.
-  if (!turns.empty())
+  if (turns)
     onWarpgroup(0, [&] {
       NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(2), turnCount,
                               /*reductionOp=*/{},
