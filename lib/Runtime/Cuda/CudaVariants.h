@@ -44,7 +44,9 @@
 // TILE_SPLIT_K (read per launch, so autotuning can change it between
 // runs): unset, empty or "auto": the cost model; "0", "1" or "off": never
 // split-K; N >= 2: N slices for every launch of at most max_tiles tiles
-// (capped at the K tiles).
+// (capped at the K tiles); TILE_REPACK (read per launch): unset, empty or
+// "auto": the repack cost rule; "0"/"off": never repack; "1"/"on": repack
+// whenever it is possible (CudaRepack.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_CUDAVARIANTS_H
