@@ -85,9 +85,11 @@ TEST(Repack, CostRuleAndMode) {
   EXPECT_EQ(paddedRowElems(5, 4), 8);
   EXPECT_EQ(paddedRowElems(1, 1), 16);
   EXPECT_EQ(repackBytes(3, 8, 2), 256u);
-  // f16 4097x4095x4100 (A: M x K, K = 4100 aligned; B: K x N = 4100 x
-  // 4095 repacked): 137 GFLOP for 33.6 MB.
-  EXPECT_TRUE(repackPays(4097, 4095, 4100, repackBytes(4100, 4096, 2)));
+  // f16 4097x4095x4100 (A: 4097 x 4100, rows of 8200 bytes; B: 4100 x
+  // 4095): both repacked, 137 GFLOP for 67 MB.
+  EXPECT_TRUE(repackPays(4097, 4095, 4100,
+                         repackBytes(4097, 4104, 2) +
+                             repackBytes(4100, 4096, 2)));
   // 1001x999x1003: both repacked, 2 GFLOP for 4 MB.
   EXPECT_TRUE(repackPays(1001, 999, 1003,
                          repackBytes(1001, 1008, 2) +
