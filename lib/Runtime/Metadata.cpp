@@ -340,6 +340,23 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
                     "must be an integer in [0, 2^40]");
     out.workspaceBytes = wb->get<int64_t>();
   }
+  if (auto pk = v.find("pack"); pk != v.end()) {
+    const std::string at = path + ".pack";
+    if (!pk->is_object())
+      return p.fail(at, "must be an object");
+    int64_t eb;
+    if (!p.string(*pk, "kernel", at + ".", out.packKernel) ||
+        !p.integer(*pk, "elem_bytes", at + ".", eb))
+      return false;
+    if (out.packKernel.empty() || out.packKernel == out.kernel ||
+        out.packKernel == plan.entryKernel)
+      return p.fail(at + ".kernel",
+                    "must name a kernel other than the variant's and the "
+                    "entry's");
+    if (eb != 1 && eb != 2 && eb != 4 && eb != 8)
+      return p.fail(at + ".elem_bytes", "must be 1, 2, 4 or 8");
+    out.packElemBytes = int32_t(eb);
+  }
   if (out.kParam >= 0 && (out.maxTiles < 1 || out.workspaceBytes < 1))
     return p.fail(path + ".split_k",
                   "needs max_tiles and workspace_bytes (the workspace holds "

@@ -81,6 +81,12 @@ struct VariantPlan {
   /// "workspace_bytes": zero-initialised device scratch passed as the last
   /// kernel param (after the tensor maps); 0: none.
   int64_t workspaceBytes = 0;
+  /// "pack": {"kernel", "elem_bytes"}: the bundle's strided-copy kernel
+  /// the runtime may use to repack a read-only operand whose row pitch or
+  /// base TMA cannot describe into an aligned workspace (CudaRepack.h);
+  /// empty: none.
+  std::string packKernel;
+  int32_t packElemBytes = 0;
   std::vector<TmaPlan> tma;
   std::vector<tile_tma_info> tmaInfo; // views of `tma` for the C API
 };

@@ -137,6 +137,7 @@ class Bundle:
             cmd += ["--scalar", ",".join(f"{k}={v}" for k, v in scalars.items())]
         env = dict(os.environ, TILE_CUDA_VERBOSE="1") if self.chip else None
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        self.last_stderr = proc.stderr  # TILE_CUDA_VERBOSE's kernel choices
         if proc.returncode != 0:
             raise RuntimeError(f"tile-run failed ({proc.returncode}):\n"
                                f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")

@@ -41,6 +41,9 @@ struct MockState {
   void *enc_address;
   int has_hash;
   uint64_t hash;
+  int pack_launches;
+  int64_t pack_params[6];
+  uint64_t fail_alloc_over;
 };
 
 inline json cudaAddMeta(const char *chip = "sm_90a") {

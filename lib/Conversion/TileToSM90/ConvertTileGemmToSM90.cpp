@@ -18,11 +18,15 @@
 // NAME_kernel_sm90_t for small grids (the runtime tries the variants in
 // order). Every plan also gets NAME_kernel_sm90_ldg, last: the same GEMM
 // without tensor maps (loads by the producer threads), for operands TMA
-// cannot describe.
+// cannot describe. The TMA variants name NAME_pack_b<E> (PackKernel.h),
+// with which the runtime repacks an operand TMA cannot describe into an
+// aligned workspace when that pays (lib/Runtime/Cuda/CudaRepack.h), so
+// _ldg runs only small or unrepackable launches.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
+#include "PackKernel.h"
 #include "VariantMetadata.h"
 
 #include "tile/Conversion/LaunchUtils.h"
@@ -99,6 +103,7 @@ struct ConvertTileGemmToSM90Pass
       // that is not a multiple of 16 bytes: the runtime cannot encode the
       // maps of the variants above and tries the next): the same GEMM with
       // the producer warpgroup loading through its threads.
+      addPackKernel(kernel, *m, variants);
       auto ldg = build(kernel, *m, withoutTma(*m, *ws), "_ldg");
       if (failed(ldg))
         return signalPassFailure();
@@ -133,6 +138,31 @@ struct ConvertTileGemmToSM90Pass
     s.splitK = true;
     s.tmaStoreMaxTiles = 0;
     return s;
+  }
+
+  /// Adds the pack kernel for the operands' element size to the kernel's
+  /// sm90 module and names it in `variants` of `kernel` that load with TMA
+  /// (the runtime repacks an odd-pitch A or B for them instead of falling
+  /// back to _ldg).
+  void addPackKernel(func::FuncOp kernel, GemmMatch m,
+                     MutableArrayRef<BuiltVariant> variants) {
+    const int64_t bits = m.inType.getIntOrFloatBitWidth();
+    const int64_t elemBytes = bits / 8;
+    if (bits % 8 != 0 || !llvm::is_contained({1, 2, 4, 8}, elemBytes))
+      return;
+    std::string name = kernel.getSymName().str();
+    auto gpuModule =
+        getOperation().lookupSymbol<gpu::GPUModuleOp>(name + "_sm90_module");
+    if (!gpuModule)
+      return;
+    OpBuilder b(gpuModule);
+    std::string pack =
+        buildPackKernel(b, m.launch.getLoc(), gpuModule, name, elemBytes);
+    for (BuiltVariant &v : variants)
+      if (v.match.launch == m.launch && !v.ws.ldgLoads) {
+        v.packKernel = pack;
+        v.packElemBytes = elemBytes;
+      }
   }
 
   /// setmaxnreg of the producer threads that load without TMA: 16 chunks
@@ -188,7 +218,8 @@ struct ConvertTileGemmToSM90Pass
       return failure();
     gpu::ReturnOp::create(b, loc);
     return BuiltVariant{kernelName,        m, ws, kb->sharedBytes(),
-                        /*maxTiles=*/0, kb->workspaceBytes()};
+                        /*maxTiles=*/0, kb->workspaceBytes(),
+                        /*packKernel=*/"", /*packElemBytes=*/0};
   }
 };
 

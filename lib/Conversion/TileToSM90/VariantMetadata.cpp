@@ -55,7 +55,10 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         ws.pingpong  ? b.getStringAttr("pingpong")
         : ws.splitK ? b.getStringAttr("splitk")
                     : StringAttr(),
-        maps, splitK, built.workspaceBytes));
+        maps, splitK, built.workspaceBytes,
+        built.packKernel.empty() ? StringAttr()
+                                 : b.getStringAttr(built.packKernel),
+        built.packKernel.empty() ? 0 : built.packElemBytes));
   }
   setKernelInfo(module, info.withVariants(all));
   return success();

@@ -25,6 +25,8 @@ struct BuiltVariant {
   int64_t sharedBytes = 0;  // dynamic shared memory
   int64_t maxTiles = 0;     // the runtime's "max_tiles" rule; 0: none
   int64_t workspaceBytes = 0; // split-K: the workspace param's bytes
+  std::string packKernel;     // the runtime's repack kernel (PackKernel.h)
+  int64_t packElemBytes = 0;
 };
 
 /// Appends one typed variant (#tile.kernel_variant) per built variant, in

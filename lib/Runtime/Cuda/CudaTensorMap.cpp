@@ -61,7 +61,7 @@ static int swizzleBytes(int swizzle) {
 }
 
 std::string checkTensorMap(const TmaSpec &spec, const void *base,
-                           const int64_t *shape) {
+                           const int64_t *shape, int64_t rowElems) {
   if (spec.rank < 1 || spec.rank > 5)
     return "tensor map rank must be 1..5";
   if (spec.dataType < 0 || spec.elementBytes <= 0)
@@ -74,6 +74,11 @@ std::string checkTensorMap(const TmaSpec &spec, const void *base,
     if (extent <= 0 || static_cast<uint64_t>(extent) >= (1ull << 32))
       return "tensor dim " + std::to_string(spec.rank - 1 - i) +
              " is 0 or too large for a tensor map";
+    if (i == 0 && rowElems > 0) {
+      if (rowElems < extent)
+        return "tensor row pitch is shorter than its rows";
+      extent = rowElems;
+    }
     if (i > 0 && (pitch % 16 != 0 || pitch >= (1ull << 40)))
       return "tensor pitch of dim " + std::to_string(spec.rank - 1 - i) +
              " (" + std::to_string(pitch) +
@@ -93,9 +98,9 @@ std::string checkTensorMap(const TmaSpec &spec, const void *base,
 }
 
 std::string encodeTensorMap(EncodeTiledFn encode, const TmaSpec &spec,
-                            void *base, const int64_t *shape,
-                            TensorMap *out) {
-  std::string why = checkTensorMap(spec, base, shape);
+                            void *base, const int64_t *shape, TensorMap *out,
+                            int64_t rowElems) {
+  std::string why = checkTensorMap(spec, base, shape, rowElems);
   if (!why.empty())
     return why;
   if (!encode)
@@ -107,7 +112,8 @@ std::string encodeTensorMap(EncodeTiledFn encode, const TmaSpec &spec,
     dims[i] = static_cast<uint64_t>(shape[spec.rank - 1 - i]);
     if (i > 0)
       strides[i - 1] = pitch;
-    pitch *= dims[i];
+    pitch *= i == 0 && rowElems > 0 ? static_cast<uint64_t>(rowElems)
+                                    : dims[i];
   }
   std::memset(out, 0, sizeof(*out));
   int r = encode(out, spec.dataType, spec.rank, base, dims, strides, spec.box,

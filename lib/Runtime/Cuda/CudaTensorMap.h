@@ -95,12 +95,17 @@ int tensorMapOobFill(const std::string &name);      // "zero" "nan"
 /// >= 2^32, base not 16-byte aligned, a row pitch not a multiple of 16
 /// bytes or >= 2^40, box dims 0 or > 256, the innermost box wider than the
 /// swizzle span). The runtime then uses the generic kernel.
+/// `rowElems` > 0: the rows (innermost dim) are `rowElems` >= shape[rank-1]
+/// elements apart instead of shape[rank-1] (a repacked copy with padded
+/// rows, CudaRepack.h); the map's dims stay `shape`, so the padding is
+/// never read (TMA zero-fills the box beyond globalDim).
 std::string checkTensorMap(const TmaSpec &spec, const void *base,
-                           const int64_t *shape);
+                           const int64_t *shape, int64_t rowElems = 0);
 
 /// Encodes the map (checkTensorMap first). Returns "" or the error.
 std::string encodeTensorMap(EncodeTiledFn encode, const TmaSpec &spec,
-                            void *base, const int64_t *shape, TensorMap *out);
+                            void *base, const int64_t *shape, TensorMap *out,
+                            int64_t rowElems = 0);
 
 } // namespace tile::rt::cuda
 

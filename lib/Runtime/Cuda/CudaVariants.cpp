@@ -4,6 +4,7 @@
 #include "CudaDevice.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -98,6 +99,14 @@ bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
     s.kDim = v.kDim;
     s.blockK = v.blockK;
     s.workspaceBytes = size_t(v.workspaceBytes);
+    s.packKernel = v.packKernel;
+    s.packElemBytes = v.packElemBytes;
+    for (size_t j = 0; j < v.tma.size() && j < 32; ++j) {
+      const ParamPlan &pp = plan.params[size_t(v.tma[j].param)];
+      if (!s.packKernel.empty() && !pp.written() &&
+          pp.elemBytes == s.packElemBytes)
+        s.repackMask |= uint32_t(1) << j;
+    }
     for (size_t j = 0; j < v.tma.size(); ++j) {
       TmaSpec t;
       std::string why = makeTmaSpec(v.tma[j], plan, t);
@@ -207,6 +216,11 @@ std::vector<std::unique_ptr<VariantLauncher>> VariantLauncher::createAll(
     l->spec_ = v;
     l->sms_ = drv->multiprocessorCount(device);
     l->slab_ = slab;
+    // Without its pack kernel the variant still runs aligned operands.
+    if (!v.packKernel.empty() &&
+        a.cuModuleGetFunction(&l->packFn_, module, v.packKernel.c_str()) !=
+            kSuccess)
+      l->packFn_ = nullptr;
     out.push_back(std::move(l));
   }
   if (!out.empty())
@@ -218,6 +232,7 @@ VariantLauncher::~VariantLauncher() {
   if (slab_) {
     ScopedContext scope(drv_->api, ctx_);
     drv_->api.cuMemFree(slab_);
+    repack_.release(drv_->api);
     for (const Workspace &w : workspaces_)
       if (w.ptr)
         drv_->api.cuMemFree(w.ptr);
@@ -314,6 +329,9 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
                               std::unique_lock<std::mutex> &lock) {
   // Keys first, without the lock: the checks and the descriptor reads.
   Key keys[8];
+  int64_t rowElems[8] = {}; // > 0: repack entry i with rows this long
+  uint64_t repackTotal = 0;
+  std::string repackWhy; // the check the repacked entries failed
   const size_t n = spec_.tma.size();
   if (n > 8) {
     why = "more than 8 tensor maps";
@@ -346,13 +364,50 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
     why = checkTensorMap(t, reinterpret_cast<const void *>(k.base), k.shape);
     if (!why.empty()) {
       why = "tensor param " + str(t.param) + ": " + why;
+      // Repackable when only the alignment failed: the padded copy (256-
+      // byte aligned workspace) must pass every check.
+      if (!packFn_ || !(spec_.repackMask >> i & 1))
+        return false;
+      const int64_t padded =
+          paddedRowElems(k.shape[t.rank - 1], t.elementBytes);
+      if (!checkTensorMap(t, reinterpret_cast<const void *>(uintptr_t(256)),
+                          k.shape, padded)
+               .empty())
+        return false;
+      int64_t rows = 1;
+      for (uint32_t d = 0; d + 1 < t.rank; ++d)
+        rows *= k.shape[d];
+      rowElems[i] = padded;
+      repackTotal += repackBytes(rows, padded, t.elementBytes);
+      if (repackWhy.empty())
+        repackWhy = why;
+      why.clear();
+    }
+  }
+  if (repackTotal) {
+    RepackMode mode = repackMode(std::getenv("TILE_REPACK"));
+    if (mode == RepackMode::Off) {
+      why = repackWhy + " (TILE_REPACK=0: not repacked)";
       return false;
+    }
+    if (mode == RepackMode::Auto) {
+      // The GEMM's m x n x k from A (tma[0], M x K) and B (tma[1], K x N).
+      const bool gemm = n >= 2 && keys[0].rank == 2 && keys[1].rank == 2;
+      if (!gemm || !repackPays(keys[0].shape[0], keys[1].shape[1],
+                               keys[0].shape[1], repackTotal)) {
+        why = repackWhy + " (repacking " + str(int64_t(repackTotal)) +
+              " bytes does not pay for this launch; TILE_REPACK=1 forces it)";
+        return false;
+      }
     }
   }
   // Held by the caller until the launch is enqueued: a slot handed out
   // here must not be replaced before the launch that reads it is queued
   // (a replacement synchronizes the context first).
   lock = std::unique_lock<std::mutex>(mu_);
+  if (repackTotal &&
+      !repack(keys, rowElems, repackTotal, stream, why))
+    return false;
   const uint64_t now = ++clock_;
   for (size_t i = 0; i < n; ++i) {
     size_t hit = kCacheSlots, victim = 0;
@@ -374,7 +429,7 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
       TensorMap map;
       why = encodeTensorMap(encode_, spec_.tma[i],
                             reinterpret_cast<void *>(keys[i].base),
-                            keys[i].shape, &map);
+                            keys[i].shape, &map, rowElems[i]);
       if (!why.empty())
         return false;
       const Api &a = drv_->api;
@@ -402,6 +457,51 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
     }
     slots_[hit].lastUse = now;
     mapPtrs[i] = slotPtr(hit);
+  }
+  return true;
+}
+
+bool VariantLauncher::repack(Key *keys, const int64_t *rowElems,
+                             uint64_t bytes, CUstream stream,
+                             std::string &why) {
+  const Api &a = drv_->api;
+  CUdeviceptr ws = repack_.get(a, stream, bytes, why);
+  if (!ws)
+    return false;
+  const char *verbose = std::getenv("TILE_CUDA_VERBOSE");
+  uint64_t offset = 0;
+  for (size_t i = 0; i < spec_.tma.size(); ++i) {
+    if (rowElems[i] <= 0)
+      continue;
+    const TmaSpec &t = spec_.tma[i];
+    Key &k = keys[i];
+    int64_t rows = 1;
+    for (uint32_t d = 0; d + 1 < t.rank; ++d)
+      rows *= k.shape[d];
+    const int64_t cols = k.shape[t.rank - 1];
+    const CUdeviceptr dst = ws + offset;
+    CUresult r = launchPack(a, packFn_, CUdeviceptr(k.base), dst, rows, cols,
+                            cols, rowElems[i], t.elementBytes, sms_, stream);
+    if (r != kSuccess) {
+      why = "launching the pack kernel " + spec_.packKernel +
+            " failed: " + errorText(r);
+      return false;
+    }
+    if (verbose && *verbose)
+      std::fprintf(stderr,
+                   "tile: %s: repacked tensor param %d (%lld x %lld, rows "
+                   "padded to %lld elements) with %s\n",
+                   spec_.kernel.c_str(), t.param, (long long)rows,
+                   (long long)cols, (long long)rowElems[i],
+                   spec_.packKernel.c_str());
+    // The copy's key: its own address and the padded strides.
+    k.base = uintptr_t(dst);
+    int64_t stride = 1;
+    for (int d = int(t.rank) - 1; d >= 0; --d) {
+      k.strides[d] = stride;
+      stride *= d == int(t.rank) - 1 ? rowElems[i] : k.shape[d];
+    }
+    offset += repackBytes(rows, rowElems[i], t.elementBytes);
   }
   return true;
 }

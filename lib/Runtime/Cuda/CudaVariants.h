@@ -34,17 +34,26 @@
 // (variant, stream): launches on one stream are ordered, and two streams
 // never share one (VariantLauncher::workspace).
 //
+// Repacking ("pack", CudaRepack.h): when a read-only operand's map fails
+// only for its alignment (base or row pitch), prepare() copies it with the
+// bundle's pack kernel into the variant's per-stream workspace with rows
+// padded to 16 bytes and maps the copy, if the cost rule (repackPays) or
+// TILE_REPACK says so.
+//
 // Environment: TILE_DISABLE_VARIANTS=1 always launches entry.kernel;
 // TILE_SPLIT_K (read per launch, so autotuning can change it between
 // runs): unset, empty or "auto": the cost model; "0", "1" or "off": never
 // split-K; N >= 2: N slices for every launch of at most max_tiles tiles
-// (capped at the K tiles).
+// (capped at the K tiles); TILE_REPACK (read per launch): unset, empty or
+// "auto": the repack cost rule; "0"/"off": never repack; "1"/"on": repack
+// whenever it is possible (CudaRepack.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_CUDAVARIANTS_H
 #define TILE_LIB_RUNTIME_CUDAVARIANTS_H
 
 #include "CudaDriver.h"
+#include "CudaRepack.h"
 #include "CudaTensorMap.h"
 #include "Metadata.h"
 
@@ -75,6 +84,13 @@ struct VariantSpec {
   int64_t blockK = 0;
   /// "workspace_bytes" (0: the kernel takes no workspace param).
   size_t workspaceBytes = 0;
+  /// "pack" (CudaRepack.h): the bundle's pack kernel for packElemBytes-byte
+  /// elements; empty: operands TMA cannot describe are never repacked.
+  std::string packKernel;
+  int packElemBytes = 0;
+  /// Bit i: "tma" entry i may be repacked (its param is only read and has
+  /// packElemBytes-byte elements).
+  uint32_t repackMask = 0;
 };
 
 /// The split-K cost model: the K-slices S for a launch of `tiles` output
@@ -143,7 +159,9 @@ public:
   static constexpr size_t kWorkspaceSlots = 4;
 
   /// The trailing kernel params for this launch: mapPtrs[i] = device copy
-  /// of "tma" entry i (args: the CPU-ABI memref descriptors). A cache miss
+  /// of "tma" entry i (args: the CPU-ABI memref descriptors). An operand
+  /// that needs a repack (above) is copied on `stream` first and its map
+  /// describes the copy. A cache miss
   /// encodes the map, copies it on `stream` and waits for that stream
   /// (so the copy is visible to later launches on any stream). False when
   /// the variant cannot run these tensors (then launch entry.kernel);
@@ -177,6 +195,10 @@ private:
   };
   VariantLauncher() = default;
   CUdeviceptr slotPtr(size_t i) const { return slab_ + i * sizeof(TensorMap); }
+  /// Repacks the entries with rowElems[i] > 0 into the stream's workspace
+  /// (under mu_) and points keys[i] at the copies; false with `why`.
+  bool repack(Key *keys, const int64_t *rowElems, uint64_t bytes,
+              CUstream stream, std::string &why);
 
   Driver *drv_ = nullptr;
   CUcontext ctx_ = nullptr;
@@ -192,6 +214,8 @@ private:
   };
   Workspace workspaces_[kWorkspaceSlots];
   CUdeviceptr slab_ = 0; // kCacheSlots maps, 128 bytes each (256-aligned base)
+  CUfunction packFn_ = nullptr; // spec_.packKernel, if the module has it
+  RepackWorkspaces repack_;     // guarded by mu_
   std::mutex mu_;
   Slot slots_[kCacheSlots];
   uint64_t clock_ = 0;

@@ -39,7 +39,7 @@
 // PP: schedule = "pingpong"
 // BAD: epilogue must be auto or tma, not 'bogus'
 
-// CHECK: shared_bytes = 230400, {{.*}}tma = [<param = 0, {{.*}}>, <param = 1, {{.*}}>, <param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>]>
+// CHECK: shared_bytes = 230400, {{.*}}tma = [<param = 0, {{.*}}>, <param = 1, {{.*}}>, <param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "gemm_pack_b2", pack_elem_bytes = 2>
 // CHECK: gpu.func @gemm_kernel_sm90(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[CMAP:.*]]: !llvm.ptr) kernel
 // CHECK: %[[TMAC:.*]] = builtin.unrealized_conversion_cast %[[CMAP]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // CHECK: nvgpu.tma.prefetch.descriptor %[[TMAC]]

@@ -132,6 +132,26 @@ func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k
 
 // -----
 
+// expected-error @+1 {{a kernel variant's pack and pack_elem_bytes go together, with pack_elem_bytes 1, 2, 4 or 8}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "p", pack_elem_bytes = 3>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's pack and pack_elem_bytes go together, with pack_elem_bytes 1, 2, 4 or 8}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "p">}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's pack kernel must be a non-empty name other than the variant's kernel}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "k", pack_elem_bytes = 2>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant with a pack kernel needs tma entries}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, pack = "p", pack_elem_bytes = 2>}
+
+// -----
+
 // expected-error @+1 {{a kernel variant's shared_bytes must be in [0, 2^30]}}
 func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = -4>}
 

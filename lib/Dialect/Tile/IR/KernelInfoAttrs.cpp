@@ -377,8 +377,9 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           StringAttr kind, StringAttr chip, StringAttr kernel,
                           ArrayRef<int64_t> block, int64_t sharedBytes,
                           VariantGrid, int64_t maxTiles, StringAttr,
-                          ArrayRef<TmaDescAttr>, ArrayRef<int64_t> splitK,
-                          int64_t workspaceBytes) {
+                          ArrayRef<TmaDescAttr> tma, ArrayRef<int64_t> splitK,
+                          int64_t workspaceBytes, StringAttr packKernel,
+                          int64_t packElemBytes) {
   if (!kind || kind.getValue().empty() || !kernel ||
       kernel.getValue().empty() || !chip)
     return emitError() << "a kernel variant needs a kind, a chip and a "
@@ -401,15 +402,26 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (workspaceBytes < 0 || workspaceBytes > (int64_t(1) << 40))
     return emitError() << "a kernel variant's workspace_bytes must be in "
                           "[0, 2^40]";
+  if (packKernel && (packKernel.getValue().empty() || packKernel == kernel))
+    return emitError() << "a kernel variant's pack kernel must be a "
+                          "non-empty name other than the variant's kernel";
+  if (bool(packKernel) != (packElemBytes != 0) ||
+      (packKernel && !llvm::is_contained({1, 2, 4, 8}, packElemBytes)))
+    return emitError() << "a kernel variant's pack and pack_elem_bytes go "
+                          "together, with pack_elem_bytes 1, 2, 4 or 8";
+  if (packKernel && tma.empty())
+    return emitError() << "a kernel variant with a pack kernel needs tma "
+                          "entries";
   return success();
 }
 
 Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
   MLIRContext *ctx = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
-  StringAttr kind, chip, kernel, schedule;
+  StringAttr kind, chip, kernel, schedule, packKernel;
   SmallVector<int64_t> block;
-  int64_t sharedBytes = 0, maxTiles = 0, workspaceBytes = 0;
+  int64_t sharedBytes = 0, maxTiles = 0, workspaceBytes = 0,
+          packElemBytes = 0;
   VariantGrid grid = VariantGrid::launch;
   SmallVector<TmaDescAttr> tma;
   SmallVector<int64_t> splitK;
@@ -446,11 +458,17 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     } else if (key == "workspace_bytes") {
       if (parser.parseInteger(workspaceBytes))
         return {};
+    } else if (key == "pack") {
+      if (parser.parseAttribute(packKernel))
+        return {};
+    } else if (key == "pack_elem_bytes") {
+      if (parser.parseInteger(packElemBytes))
+        return {};
     } else {
       return parser.emitError(keyLoc, "unknown kernel variant field '")
                  << key
                  << "' (expected grid, max_tiles, schedule, tma, split_k, "
-                    "workspace_bytes)",
+                    "workspace_bytes, pack, pack_elem_bytes)",
              Attribute();
     }
   }
@@ -459,7 +477,8 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
   return getChecked([&] { return parser.emitError(loc); }, ctx, kind, chip,
                     kernel, ArrayRef<int64_t>(block), sharedBytes, grid,
                     maxTiles, schedule, ArrayRef<TmaDescAttr>(tma),
-                    ArrayRef<int64_t>(splitK), workspaceBytes);
+                    ArrayRef<int64_t>(splitK), workspaceBytes, packKernel,
+                    packElemBytes);
 }
 
 void KernelVariantAttr::print(AsmPrinter &printer) const {
@@ -483,6 +502,9 @@ void KernelVariantAttr::print(AsmPrinter &printer) const {
   }
   if (getWorkspaceBytes() != 0)
     printer << ", workspace_bytes = " << getWorkspaceBytes();
+  if (getPackKernel())
+    printer << ", pack = " << getPackKernel()
+            << ", pack_elem_bytes = " << getPackElemBytes();
   printer << '>';
 }
 

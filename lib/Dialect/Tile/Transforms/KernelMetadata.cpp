@@ -175,6 +175,9 @@ static json::Value toJSON(KernelVariantAttr v) {
         {"k_param", sk[0]}, {"k_dim", sk[1]}, {"block_k", sk[2]}};
   if (v.getWorkspaceBytes() > 0)
     o["workspace_bytes"] = v.getWorkspaceBytes();
+  if (v.getPackKernel())
+    o["pack"] = json::Object{{"kernel", v.getPackKernel().getValue()},
+                             {"elem_bytes", v.getPackElemBytes()}};
   return o;
 }
 

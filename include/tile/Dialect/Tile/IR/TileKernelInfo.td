@@ -186,7 +186,10 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     reduction extent `dim` of tensor param `param`, in units of `block_k`,
     and chooses S per launch); `workspace_bytes`: the zero-initialised
     device scratch it takes as its last kernel parameter (after the tensor
-    maps; 0: none).
+    maps; 0: none). `pack = "NAME_pack_b2"`, `pack_elem_bytes = 2`: a
+    strided-copy kernel in the same device code with which the runtime may
+    repack a read-only operand whose base or row pitch a tensor map cannot
+    describe into an aligned workspace (docs/bundle.md, "pack").
     Example: `#tile.variant<"sm90_tma_wgmma", chip = "sm_90a",
     kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864,
     grid = sms, tma = [<param = 0, type = f16, box = [64, 128], ...>]>`.
@@ -202,7 +205,24 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                         OptionalParameter<"::mlir::StringAttr">:$schedule,
                         OptionalArrayRefParameter<"::mlir::tile::TmaDescAttr">:$tma,
                         OptionalArrayRefParameter<"int64_t">:$splitK,
-                        DefaultValuedParameter<"int64_t", "0">:$workspaceBytes);
+                        DefaultValuedParameter<"int64_t", "0">:$workspaceBytes,
+                        OptionalParameter<"::mlir::StringAttr">:$packKernel,
+                        DefaultValuedParameter<"int64_t", "0">:$packElemBytes);
+  let builders = [
+    // A variant without a pack kernel.
+    AttrBuilder<(ins "::mlir::StringAttr":$kind, "::mlir::StringAttr":$chip,
+                     "::mlir::StringAttr":$kernel,
+                     "::llvm::ArrayRef<int64_t>":$block,
+                     "int64_t":$sharedBytes, "::mlir::tile::VariantGrid":$grid,
+                     "int64_t":$maxTiles, "::mlir::StringAttr":$schedule,
+                     "::llvm::ArrayRef<::mlir::tile::TmaDescAttr>":$tma,
+                     "::llvm::ArrayRef<int64_t>":$splitK,
+                     "int64_t":$workspaceBytes), [{
+      return $_get($_ctxt, kind, chip, kernel, block, sharedBytes, grid,
+                   maxTiles, schedule, tma, splitK, workspaceBytes,
+                   ::mlir::StringAttr(), 0);
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

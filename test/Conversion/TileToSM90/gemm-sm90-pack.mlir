@@ -1,0 +1,17 @@
+// RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 | FileCheck %s
+
+// convert-tile-gemm-to-sm90 adds the runtime's operand repack kernel for
+// the f16 operands (2-byte elements) to the sm90 module and names it in
+// the TMA variants (not in _ldg, which maps nothing): a grid-stride loop
+// over the destination's 16-byte chunks, 8 clamped loads (zero past
+// `cols`), one 16-byte aligned vector store.
+
+// CHECK: kernel = "gemm_kernel_sm90", {{.*}}pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_ldg", block = [384, 1, 1], shared_bytes = {{[0-9]+}}, grid = sms>]
+// CHECK-LABEL: gpu.func @gemm_pack_b2(
+// CHECK-SAME: %[[SRC:.*]]: !llvm.ptr, %[[DST:.*]]: !llvm.ptr, %[[ROWS:.*]]: i64, %[[COLS:.*]]: i64, %[[SP:.*]]: i64, %[[DP:.*]]: i64) kernel
+// CHECK: %[[CPR:.*]] = arith.divsi %[[DP]], %c8_i64
+// CHECK: %[[TOTAL:.*]] = arith.muli %[[ROWS]], %[[CPR]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[TOTAL]] step %{{.*}} : i64 {
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> i16
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xi16>, !llvm.ptr
+// CHECK: gpu.return
