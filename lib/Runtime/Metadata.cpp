@@ -340,6 +340,13 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
                     "must be an integer in [0, 2^40]");
     out.workspaceBytes = wb->get<int64_t>();
   }
+  if (auto c = v.find("coarsen"); c != v.end()) {
+    if (!intArray(p, *c, path + ".coarsen", 3, 1, 65535,
+                  "must be three integers in [1, 65535]", out.coarsen))
+      return false;
+    if (out.kParam >= 0)
+      return p.fail(path + ".coarsen", "cannot be combined with split_k");
+  }
   if (out.kParam >= 0 && (out.maxTiles < 1 || out.workspaceBytes < 1))
     return p.fail(path + ".split_k",
                   "needs max_tiles and workspace_bytes (the workspace holds "

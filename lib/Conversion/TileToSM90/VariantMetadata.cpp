@@ -52,10 +52,11 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         b.getStringAttr(built.kernelName), {ws.threads(), 1, 1},
         built.sharedBytes,
         ws.persistent ? VariantGrid::sms : VariantGrid::launch, built.maxTiles,
-        ws.pingpong  ? b.getStringAttr("pingpong")
-        : ws.splitK ? b.getStringAttr("splitk")
-                    : StringAttr(),
-        maps, splitK, built.workspaceBytes));
+        ws.pingpong     ? b.getStringAttr("pingpong")
+        : ws.splitK     ? b.getStringAttr("splitk")
+        : ws.wideAxis >= 0 ? b.getStringAttr("wide")
+                        : StringAttr(),
+        maps, splitK, built.workspaceBytes, built.coarsen));
   }
   setKernelInfo(module, info.withVariants(all));
   return success();

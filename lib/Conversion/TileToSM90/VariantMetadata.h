@@ -25,6 +25,9 @@ struct BuiltVariant {
   int64_t sharedBytes = 0;  // dynamic shared memory
   int64_t maxTiles = 0;     // the runtime's "max_tiles" rule; 0: none
   int64_t workspaceBytes = 0; // split-K: the workspace param's bytes
+  /// Wide tiles: launch blocks per CTA tile along each grid axis (x, y,
+  /// z); empty: one.
+  SmallVector<int64_t, 3> coarsen;
 };
 
 /// Appends one typed variant (#tile.kernel_variant) per built variant, in

@@ -378,7 +378,7 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           ArrayRef<int64_t> block, int64_t sharedBytes,
                           VariantGrid, int64_t maxTiles, StringAttr,
                           ArrayRef<TmaDescAttr>, ArrayRef<int64_t> splitK,
-                          int64_t workspaceBytes) {
+                          int64_t workspaceBytes, ArrayRef<int64_t> coarsen) {
   if (!kind || kind.getValue().empty() || !kernel ||
       kernel.getValue().empty() || !chip)
     return emitError() << "a kernel variant needs a kind, a chip and a "
@@ -401,6 +401,15 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (workspaceBytes < 0 || workspaceBytes > (int64_t(1) << 40))
     return emitError() << "a kernel variant's workspace_bytes must be in "
                           "[0, 2^40]";
+  if (!coarsen.empty() &&
+      (coarsen.size() != 3 || llvm::any_of(coarsen, [](int64_t c) {
+         return c < 1 || c > 65535;
+       })))
+    return emitError() << "a kernel variant's coarsen must be three factors "
+                          "in [1, 65535]";
+  if (!coarsen.empty() && !splitK.empty())
+    return emitError() << "a kernel variant cannot be both split_k and "
+                          "coarsen";
   return success();
 }
 
@@ -412,7 +421,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
   int64_t sharedBytes = 0, maxTiles = 0, workspaceBytes = 0;
   VariantGrid grid = VariantGrid::launch;
   SmallVector<TmaDescAttr> tma;
-  SmallVector<int64_t> splitK;
+  SmallVector<int64_t> splitK, coarsen;
   if (parser.parseLess() || parser.parseAttribute(kind) ||
       parser.parseComma() || parseKey(parser, "chip") ||
       parser.parseAttribute(chip) || parser.parseComma() ||
@@ -446,11 +455,14 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     } else if (key == "workspace_bytes") {
       if (parser.parseInteger(workspaceBytes))
         return {};
+    } else if (key == "coarsen") {
+      if (parseIntList(parser, coarsen))
+        return {};
     } else {
       return parser.emitError(keyLoc, "unknown kernel variant field '")
                  << key
                  << "' (expected grid, max_tiles, schedule, tma, split_k, "
-                    "workspace_bytes)",
+                    "workspace_bytes, coarsen)",
              Attribute();
     }
   }
@@ -459,7 +471,8 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
   return getChecked([&] { return parser.emitError(loc); }, ctx, kind, chip,
                     kernel, ArrayRef<int64_t>(block), sharedBytes, grid,
                     maxTiles, schedule, ArrayRef<TmaDescAttr>(tma),
-                    ArrayRef<int64_t>(splitK), workspaceBytes);
+                    ArrayRef<int64_t>(splitK), workspaceBytes,
+                    ArrayRef<int64_t>(coarsen));
 }
 
 void KernelVariantAttr::print(AsmPrinter &printer) const {
@@ -483,6 +496,10 @@ void KernelVariantAttr::print(AsmPrinter &printer) const {
   }
   if (getWorkspaceBytes() != 0)
     printer << ", workspace_bytes = " << getWorkspaceBytes();
+  if (!getCoarsen().empty()) {
+    printer << ", coarsen = ";
+    printIntList(printer, getCoarsen());
+  }
   printer << '>';
 }
 

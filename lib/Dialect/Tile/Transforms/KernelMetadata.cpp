@@ -175,6 +175,8 @@ static json::Value toJSON(KernelVariantAttr v) {
         {"k_param", sk[0]}, {"k_dim", sk[1]}, {"block_k", sk[2]}};
   if (v.getWorkspaceBytes() > 0)
     o["workspace_bytes"] = v.getWorkspaceBytes();
+  if (ArrayRef<int64_t> c = v.getCoarsen(); !c.empty())
+    o["coarsen"] = json::Array(c);
   return o;
 }
 

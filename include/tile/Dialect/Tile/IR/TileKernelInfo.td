@@ -186,7 +186,11 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     reduction extent `dim` of tensor param `param`, in units of `block_k`,
     and chooses S per launch); `workspace_bytes`: the zero-initialised
     device scratch it takes as its last kernel parameter (after the tensor
-    maps; 0: none).
+    maps; 0: none). `coarsen = [cx, cy, cz]`: each CTA tile of the
+    variant covers cx x cy x cz blocks of the launch's grid (the variant's
+    tiles: ceildiv(gx, cx) * ceildiv(gy, cy) * ceildiv(gz, cz); the
+    runtime's tile-shape cost model decides per launch whether it runs;
+    absent: one block per tile).
     Example: `#tile.variant<"sm90_tma_wgmma", chip = "sm_90a",
     kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864,
     grid = sms, tma = [<param = 0, type = f16, box = [64, 128], ...>]>`.
@@ -202,7 +206,23 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                         OptionalParameter<"::mlir::StringAttr">:$schedule,
                         OptionalArrayRefParameter<"::mlir::tile::TmaDescAttr">:$tma,
                         OptionalArrayRefParameter<"int64_t">:$splitK,
-                        DefaultValuedParameter<"int64_t", "0">:$workspaceBytes);
+                        DefaultValuedParameter<"int64_t", "0">:$workspaceBytes,
+                        OptionalArrayRefParameter<"int64_t">:$coarsen);
+  let builders = [
+    // Without coarsening (one launch block per tile).
+    AttrBuilder<(ins "::mlir::StringAttr":$kind, "::mlir::StringAttr":$chip,
+                     "::mlir::StringAttr":$kernel,
+                     "::llvm::ArrayRef<int64_t>":$block,
+                     "int64_t":$sharedBytes, "::mlir::tile::VariantGrid":$grid,
+                     "int64_t":$maxTiles, "::mlir::StringAttr":$schedule,
+                     "::llvm::ArrayRef<::mlir::tile::TmaDescAttr>":$tma,
+                     "::llvm::ArrayRef<int64_t>":$splitK,
+                     "int64_t":$workspaceBytes), [{
+      return $_get($_ctxt, kind, chip, kernel, block, sharedBytes, grid,
+                   maxTiles, schedule, tma, splitK, workspaceBytes,
+                   ::llvm::ArrayRef<int64_t>());
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
