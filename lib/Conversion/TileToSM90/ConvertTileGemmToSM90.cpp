@@ -19,9 +19,8 @@
 // order). A 128x128 launch tile then gets NAME_kernel_sm90_wide, CTA
 // tiles of two launch blocks (WideTile.cpp, metadata "coarsen"; a remark
 // says why a GEMM gets none). Every plan also gets NAME_kernel_sm90_ldg,
-// last: the same GEMM
-// without tensor maps (loads by the producer threads), for operands TMA
-// cannot describe.
+// last: the same GEMM without tensor maps (loads by the producer
+// threads), for operands TMA cannot describe.
 //
 //===----------------------------------------------------------------------===//
 

@@ -334,8 +334,8 @@ protected:
 
 /// Wide tiles (WideTile.cpp): the persistent cooperative kernel whose CTA
 /// tile is TM x 2TN, launch blocks (2x, y) and (2x + 1, y) along the
-/// launch grid's axis `axis` (GemmMatch::wideAxis: the one A's tile origin
-/// does not depend on). Wide tile t -> (x, y) over the grid with that
+/// launch grid's axis `axis` (wideTileAxis, GemmMatch.h: A's tile origin
+/// does not depend on it). Wide tile t -> (x, y) over the grid with that
 /// axis halved (rasterized like the launch); each half gets the launch
 /// body's index computations for its own block (B's boxes, the epilogue
 /// and C's stores), so the result is the launch's whatever its origins;
