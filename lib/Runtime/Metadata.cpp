@@ -357,6 +357,13 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
       return p.fail(at + ".elem_bytes", "must be 1, 2, 4 or 8");
     out.packElemBytes = int32_t(eb);
   }
+  if (auto c = v.find("coarsen"); c != v.end()) {
+    if (!intArray(p, *c, path + ".coarsen", 3, 1, 65535,
+                  "must be three integers in [1, 65535]", out.coarsen))
+      return false;
+    if (out.kParam >= 0)
+      return p.fail(path + ".coarsen", "cannot be combined with split_k");
+  }
   if (out.kParam >= 0 && (out.maxTiles < 1 || out.workspaceBytes < 1))
     return p.fail(path + ".split_k",
                   "needs max_tiles and workspace_bytes (the workspace holds "

@@ -87,6 +87,11 @@ struct VariantPlan {
   /// empty: none.
   std::string packKernel;
   int32_t packElemBytes = 0;
+  /// "coarsen": launch blocks per variant tile along x, y, z (each in
+  /// 1..65535; not with split_k): the variant runs ceildiv(gx, cx) *
+  /// ceildiv(gy, cy) * ceildiv(gz, cz) tiles, chosen per launch by the
+  /// tile-shape cost model (CudaVariants.h, useCoarseTiles).
+  int64_t coarsen[3] = {1, 1, 1};
   std::vector<TmaPlan> tma;
   std::vector<tile_tma_info> tmaInfo; // views of `tma` for the C API
 };

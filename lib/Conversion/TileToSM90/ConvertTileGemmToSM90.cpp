@@ -16,12 +16,15 @@
 // pointer after the tensor maps). A plan with
 // tma_store_max_tiles first gets a second, TMA-store variant
 // NAME_kernel_sm90_t for small grids (the runtime tries the variants in
-// order). Every plan also gets NAME_kernel_sm90_ldg, last: the same GEMM
-// without tensor maps (loads by the producer threads), for operands TMA
-// cannot describe. The TMA variants name NAME_pack_b<E> (PackKernel.h),
-// with which the runtime repacks an operand TMA cannot describe into an
-// aligned workspace when that pays (lib/Runtime/Cuda/CudaRepack.h), so
-// _ldg runs only small or unrepackable launches.
+// order). A 128x128 launch tile then gets NAME_kernel_sm90_wide, CTA
+// tiles of two launch blocks (WideTile.cpp, metadata "coarsen"; a remark
+// says why a GEMM gets none). Every plan also gets NAME_kernel_sm90_ldg,
+// last: the same GEMM without tensor maps (loads by the producer
+// threads), for operands TMA cannot describe. The TMA variants name
+// NAME_pack_b<E> (PackKernel.h), with which the runtime repacks an operand
+// TMA cannot describe into an aligned workspace when that pays
+// (lib/Runtime/Cuda/CudaRepack.h), so _ldg runs only small or
+// unrepackable launches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,6 +98,11 @@ struct ConvertTileGemmToSM90Pass
         small->maxTiles = ws->tmaStoreMaxTiles;
         variants.push_back(std::move(*small));
       }
+      // Wide tiles (WideTileKernel): two launch blocks per CTA tile, for
+      // launches whose grid gives enough of them (the runtime's tile-shape
+      // cost model, "coarsen"); before the launch-tile kernel.
+      if (failed(addWideTileVariant(kernel, tagged, *m, variants)))
+        return signalPassFailure();
       auto variant = build(kernel, *m, *ws);
       if (failed(variant))
         return signalPassFailure();
@@ -130,6 +138,36 @@ struct ConvertTileGemmToSM90Pass
     l.consumerRegs = l.consumerRegisterBudget();
     return l;
   }
+  /// Builds NAME_kernel_sm90_wide (WideTileKernel) into `variants` where
+  /// the launch pairs up (wideTileAxis); a remark on `loop` says why not.
+  LogicalResult addWideTileVariant(func::FuncOp kernel, PipelinedOp loop,
+                                   const GemmMatch &m,
+                                   SmallVectorImpl<BuiltVariant> &variants) {
+    std::string why;
+    FailureOr<unsigned> axis = wideTileAxis(m, why);
+    if (failed(axis)) {
+      loop->emitRemark("sm90: no wide-tile variant for this GEMM: ") << why;
+      return success();
+    }
+    // The plan of the TM x 2TN tile: persistent cooperative, epilogue from
+    // registers, as many stages as fit.
+    GemmMatch wide = m;
+    wide.tileN = 2 * m.tileN;
+    WarpSpecialization w =
+        decideWarpSpecialization(wide, PersistentMode::On,
+                                 ScheduleMode::Cooperative, EpilogueMode::Auto);
+    w.tmaStore = false;
+    w.tmaStoreMaxTiles = 0;
+    w.wideAxis = *axis;
+    auto built = build(kernel, m, w, "_wide");
+    if (failed(built))
+      return failure();
+    built->coarsen = {1, 1, 1};
+    built->coarsen[*axis] = 2;
+    variants.push_back(std::move(*built));
+    return success();
+  }
+
   /// The plan of the split-K variant: the non-persistent cooperative tile
   /// (TM / 64 consumer warpgroups, epilogue from registers).
   static WarpSpecialization splitKPlan(const GemmMatch &m) {
@@ -219,7 +257,7 @@ struct ConvertTileGemmToSM90Pass
     gpu::ReturnOp::create(b, loc);
     return BuiltVariant{kernelName,        m, ws, kb->sharedBytes(),
                         /*maxTiles=*/0, kb->workspaceBytes(),
-                        /*packKernel=*/"", /*packElemBytes=*/0};
+                        /*packKernel=*/"", /*packElemBytes=*/0, {}};
   }
 };
 

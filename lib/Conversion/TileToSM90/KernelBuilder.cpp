@@ -23,6 +23,9 @@ sm90::createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
   // TMA-store epilogue come with persistent, and not together.
   if (ws.splitK)
     return std::make_unique<SplitKKernel>(b, loc, m, ws);
+  if (ws.wideAxis >= 0)
+    return std::make_unique<WideTileKernel>(b, loc, m, ws,
+                                            unsigned(ws.wideAxis));
   if (ws.pingpong)
     return std::make_unique<PingPongKernel>(b, loc, m, ws);
   if (ws.tmaStore)
@@ -177,7 +180,7 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol) {
     Value bDst = view(smemType({kBlockK, 64}, m.inType),
                       add(stageOff, cst(aBytes() + h * bBoxBytes())));
     nvgpu::TmaAsyncLoadOp::create(b, loc, bDst, full, tmaB,
-                                  ValueRange{add(bCol, cst(h * 64)), k0},
+                                  ValueRange{loadColumn(h, bCol), k0},
                                   stage, Value{}, Value{});
   }
 }

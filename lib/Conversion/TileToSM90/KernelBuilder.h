@@ -47,6 +47,8 @@
 //   SplitKKernel (SplitK.cpp)            grid (tiles, S): CTA (t, s) runs
 //       K-slice s of tile t; slices reduce in order through an f32
 //       workspace, the last applies the epilogue.
+//   WideTileKernel (WideTile.cpp)        persistent; each CTA tile is two
+//       neighbouring launch blocks (TM x 2TN, one A tile shared).
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,6 +130,11 @@ protected:
   /// (stage, phase), `kIt` the K tile; A rows from `aRow`, B columns from
   /// `bCol`.
   void emitLoad(Value it, Value kIt, Value aRow, Value bCol);
+  /// The global column of B box `box` (64 columns each) of a stage whose
+  /// first column is `bCol` (default: bCol + 64 * box).
+  virtual Value loadColumn(int64_t box, Value bCol) {
+    return add(bCol, cst(box * 64));
+  }
   /// emitLoad's stage fill without TMA (ws.ldgLoads), by every producer
   /// thread: element loads of 16-byte chunks into the swizzled layout.
   void emitLoadWithoutTma(Value stageOff, Value k0, Value aRow, Value bCol);
@@ -246,7 +253,8 @@ protected:
   /// base, N and the column are even and the columns inside N.
   void epilogueFromRegisters(Value acc, IRMapping &mapping, Value colOff,
                              Value rowOff);
-  /// The same from the accumulator's values (accumulatorValues' layout).
+  /// The same from the accumulator's values (accumulatorValues' layout;
+  /// the stored columns: 2 x the values per block).
   void epilogueFromValues(SmallVector<SmallVector<Value>> blockVals,
                           IRMapping &mapping, Value colOff, Value rowOff);
 
@@ -324,7 +332,43 @@ protected:
   Value tileId, slice, slices, kBegin;
 };
 
+/// Wide tiles (WideTile.cpp): the persistent cooperative kernel whose CTA
+/// tile is TM x 2TN, launch blocks (2x, y) and (2x + 1, y) along the
+/// launch grid's axis `axis` (wideTileAxis, GemmMatch.h: A's tile origin
+/// does not depend on it). Wide tile t -> (x, y) over the grid with that
+/// axis halved (rasterized like the launch); each half gets the launch
+/// body's index computations for its own block (B's boxes, the epilogue
+/// and C's stores), so the result is the launch's whatever its origins;
+/// the second half is skipped past the launch's grid (an odd extent).
+/// The kernel shares one A tile and one wgmma per K step between the two.
+class WideTileKernel : public PersistentKernel {
+public:
+  WideTileKernel(OpBuilder &b, Location loc, const GemmMatch &m,
+                 const WarpSpecialization &ws, unsigned axis)
+      : PersistentKernel(b, loc, m, ws), axis(axis) {}
+
+protected:
+  int64_t loadN() const override { return 2 * m.tileN; }
+  LogicalResult mapLaunch(IRMapping &mapping) override;
+  void producer(IRMapping &mapping) override;
+  void consumer(IRMapping &mapping) override;
+  Value loadColumn(int64_t box, Value bCol) override;
+
+  /// For wide tile `t`: the halves' mappings (copies of `mapping`) and
+  /// whether the second half's block is inside the launch's grid.
+  Value mapHalves(Value t, IRMapping &mapping, IRMapping &lo, IRMapping &hi);
+  /// The loop over this CTA's wide tiles (forEachTile's, two mappings).
+  void forEachWideTile(
+      IRMapping &mapping,
+      function_ref<void(IRMapping &, IRMapping &, Value, Value)> body);
+
+  unsigned axis;
+  SmallVector<Value> wideGrid; // the launch grid, `axis` halved
+  Value bColHi;                // B's second-half column (producer)
+};
+
 /// The builder of the schedule `ws` asks for.
+/// (ws.wideAxis >= 0: WideTileKernel.)
 std::unique_ptr<KernelBuilder>
 createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
                     const WarpSpecialization &ws);

@@ -169,12 +169,11 @@ void PersistentKernel::epilogueFromValues(
   // type): no shared memory, so the producer keeps refilling the stages.
   // An accumulator of 64q rows is q such blocks (one inner struct each),
   // block q at rows 64q.. of the warpgroup's rows `rowOff`...
-  int64_t width = loadN();
-  int64_t n = width / 2; // values per thread per 64-row block
+  // Two values per thread per 8 columns of each 64-row block.
+  int64_t width = 2 * int64_t(blockVals.front().size());
   int64_t blocks = accRows() / 64;
   auto f32 = b.getF32Type();
   assert(blockVals.size() == size_t(blocks) && "one list per 64-row block");
-  (void)n;
 
   Value C = mapping.lookup(m.C);
   Value cRow = add(mapping.lookup(m.cRow), rowOff);

@@ -52,13 +52,14 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         b.getStringAttr(built.kernelName), {ws.threads(), 1, 1},
         built.sharedBytes,
         ws.persistent ? VariantGrid::sms : VariantGrid::launch, built.maxTiles,
-        ws.pingpong  ? b.getStringAttr("pingpong")
-        : ws.splitK ? b.getStringAttr("splitk")
-                    : StringAttr(),
+        ws.pingpong     ? b.getStringAttr("pingpong")
+        : ws.splitK     ? b.getStringAttr("splitk")
+        : ws.wideAxis >= 0 ? b.getStringAttr("wide")
+                        : StringAttr(),
         maps, splitK, built.workspaceBytes,
         built.packKernel.empty() ? StringAttr()
                                  : b.getStringAttr(built.packKernel),
-        built.packKernel.empty() ? 0 : built.packElemBytes));
+        built.packKernel.empty() ? 0 : built.packElemBytes, built.coarsen));
   }
   setKernelInfo(module, info.withVariants(all));
   return success();

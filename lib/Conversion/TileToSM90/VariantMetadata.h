@@ -27,6 +27,9 @@ struct BuiltVariant {
   int64_t workspaceBytes = 0; // split-K: the workspace param's bytes
   std::string packKernel;     // the runtime's repack kernel (PackKernel.h)
   int64_t packElemBytes = 0;
+  /// Wide tiles: launch blocks per CTA tile along each grid axis (x, y,
+  /// z); empty: one.
+  SmallVector<int64_t, 3> coarsen;
 };
 
 /// Appends one typed variant (#tile.kernel_variant) per built variant, in

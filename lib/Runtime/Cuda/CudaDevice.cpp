@@ -377,13 +377,19 @@ private:
     const char *v = std::getenv("TILE_CUDA_VERBOSE");
     if (!v || !*v || variants_.empty())
       return;
-    for (const auto &vl : l.variants)
+    for (const auto &vl : l.variants) {
+      const int64_t *c = vl->spec().coarsen;
+      std::string coarse =
+          vl->spec().coarsened() ? ", coarsen " + str(c[0]) + "x" + str(c[1]) +
+                                       "x" + str(c[2])
+                                 : "";
       std::fprintf(stderr,
-                   "tile: kernel '%s': variant %s (%s, max_tiles %lld%s) "
+                   "tile: kernel '%s': variant %s (%s, max_tiles %lld%s%s) "
                    "enabled\n",
                    name_.c_str(), vl->spec().kernel.c_str(),
                    vl->spec().kind.c_str(), (long long)vl->spec().maxTiles,
-                   vl->spec().kParam >= 0 ? ", split-K" : "");
+                   vl->spec().kParam >= 0 ? ", split-K" : "", coarse.c_str());
+    }
     if (l.variants.empty())
       std::fprintf(stderr, "tile: kernel '%s': variants not used: %s\n",
                    name_.c_str(), why.c_str());

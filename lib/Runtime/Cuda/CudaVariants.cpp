@@ -74,6 +74,42 @@ int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
   return s >= 2 ? s : 0;
 }
 
+int64_t coarseTiles(const int64_t c[3], int64_t gx, int64_t gy, int64_t gz) {
+  return ((gx + c[0] - 1) / c[0]) * ((gy + c[1] - 1) / c[1]) *
+         ((gz + c[2] - 1) / c[2]);
+}
+
+TileShape tileShapeOverride(const char *value) {
+  if (value && std::strcmp(value, "user") == 0)
+    return TileShape::User;
+  if (value && std::strcmp(value, "large") == 0)
+    return TileShape::Large;
+  return TileShape::Auto;
+}
+
+// A launch block runs this much faster in a coarse tile (numerator /
+// denominator), measured on the H200 (docs/performance.md): 128x256 tiles
+// at 0.92-0.99 of cuBLAS against 0.65-0.86 for 128x128 on aligned shapes.
+static constexpr int64_t kCoarseTileSpeedupNum = 5, kCoarseTileSpeedupDen = 4;
+
+bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
+                    int sms, const char *override) {
+  switch (tileShapeOverride(override)) {
+  case TileShape::User:
+    return false;
+  case TileShape::Large:
+    return true;
+  case TileShape::Auto:
+    break;
+  }
+  if (sms <= 0 || tiles < 1 || coarse < 1 || coarsening < 1)
+    return false;
+  const int64_t perSm = (tiles + sms - 1) / sms;
+  const int64_t coarsePerSm = (coarse + sms - 1) / sms;
+  return kCoarseTileSpeedupDen * coarsening * coarsePerSm <=
+         kCoarseTileSpeedupNum * perSm;
+}
+
 bool variantsDisabled() {
   const char *v = std::getenv("TILE_DISABLE_VARIANTS");
   return v && *v && std::strcmp(v, "0") != 0;
@@ -107,6 +143,8 @@ bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
           pp.elemBytes == s.packElemBytes)
         s.repackMask |= uint32_t(1) << j;
     }
+    for (int d = 0; d < 3; ++d)
+      s.coarsen[d] = v.coarsen[d];
     for (size_t j = 0; j < v.tma.size(); ++j) {
       TmaSpec t;
       std::string why = makeTmaSpec(v.tma[j], plan, t);
@@ -239,10 +277,24 @@ VariantLauncher::~VariantLauncher() {
   }
 }
 
+bool VariantLauncher::accepts(int64_t gx, int64_t gy, int64_t gz) const {
+  const int64_t tiles = gx * gy * gz;
+  if (spec_.maxTiles > 0 && tiles > spec_.maxTiles)
+    return false;
+  if (!spec_.coarsened())
+    return true;
+  const int64_t c = spec_.coarsen[0] * spec_.coarsen[1] * spec_.coarsen[2];
+  return useCoarseTiles(tiles, coarseTiles(spec_.coarsen, gx, gy, gz), c,
+                        sms_, std::getenv("TILE_GEMM_TILE"));
+}
+
 int64_t VariantLauncher::slices(void *const *args, int64_t gx, int64_t gy,
                                 int64_t gz) const {
   if (spec_.kParam < 0)
     return 1;
+  // TILE_GEMM_TILE=large: the coarse tiles for every launch, so no split-K.
+  if (tileShapeOverride(std::getenv("TILE_GEMM_TILE")) == TileShape::Large)
+    return 0;
   // The memref descriptor {allocated, aligned, offset, sizes[rank], ...}.
   int64_t k;
   std::memcpy(&k,
@@ -312,6 +364,13 @@ void VariantLauncher::grid(int64_t gx, int64_t gy, int64_t gz,
   if (spec_.kParam >= 0) {
     out[0] = unsigned(gx * gy * gz), out[1] = unsigned(slices), out[2] = 1;
     return;
+  }
+  if (spec_.coarsened()) {
+    // The variant's own tiles (the kernel derives them from the launch's
+    // grid, which it computes itself).
+    const int64_t *c = spec_.coarsen;
+    gx = (gx + c[0] - 1) / c[0], gy = (gy + c[1] - 1) / c[1];
+    gz = (gz + c[2] - 1) / c[2];
   }
   if (!spec_.gridSms) {
     out[0] = unsigned(gx), out[1] = unsigned(gy), out[2] = unsigned(gz);

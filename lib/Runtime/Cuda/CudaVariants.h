@@ -40,13 +40,21 @@
 // padded to 16 bytes and maps the copy, if the cost rule (repackPays) or
 // TILE_REPACK says so.
 //
+// A variant with "coarsen" (docs/pipelines.md "Tile shape") runs tiles of
+// several launch blocks (e.g. 128x256 for a 128x128 launch tile): it
+// accepts a launch when useCoarseTiles prefers its own tile count
+// (coarseTiles) to the launch's, and is launched over its own tiles.
+//
 // Environment: TILE_DISABLE_VARIANTS=1 always launches entry.kernel;
 // TILE_SPLIT_K (read per launch, so autotuning can change it between
 // runs): unset, empty or "auto": the cost model; "0", "1" or "off": never
 // split-K; N >= 2: N slices for every launch of at most max_tiles tiles
 // (capped at the K tiles); TILE_REPACK (read per launch): unset, empty or
 // "auto": the repack cost rule; "0"/"off": never repack; "1"/"on": repack
-// whenever it is possible (CudaRepack.h).
+// whenever it is possible (CudaRepack.h); TILE_GEMM_TILE (read per
+// launch): unset, empty, "auto" or anything else: the tile-shape cost
+// model; "user": never a coarsened variant; "large": a coarsened variant
+// for every launch it can run, and never split-K.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_CUDAVARIANTS_H
@@ -91,7 +99,39 @@ struct VariantSpec {
   /// Bit i: "tma" entry i may be repacked (its param is only read and has
   /// packElemBytes-byte elements).
   uint32_t repackMask = 0;
+  /// "coarsen": launch blocks per variant tile along x, y, z.
+  int64_t coarsen[3] = {1, 1, 1};
+  bool coarsened() const {
+    return coarsen[0] * coarsen[1] * coarsen[2] > 1;
+  }
 };
+
+/// The variant tiles of a variant with "coarsen" `c` for a launch of grid
+/// (gx, gy, gz): ceildiv(gx, cx) * ceildiv(gy, cy) * ceildiv(gz, cz).
+int64_t coarseTiles(const int64_t c[3], int64_t gx, int64_t gy, int64_t gz);
+
+/// TILE_GEMM_TILE's value, parsed: "user", "large", else the cost model.
+enum class TileShape { Auto, User, Large };
+TileShape tileShapeOverride(const char *value);
+
+/// The tile-shape cost model: whether a launch of `tiles` blocks runs on a
+/// variant whose tiles each cover `coarsening` blocks (`coarse` such
+/// tiles) on a device of `sms` multiprocessors, rather than on the
+/// launch's own tiles. `override`: TILE_GEMM_TILE's value.
+///   "user": false; "large": true;
+///   the model (unset, "", "auto", other values; false when sms <= 0):
+///     the persistent kernels' critical path is the tiles of the busiest
+///     SM, ceil(tiles / sms) launch tiles against ceil(coarse / sms)
+///     coarse tiles of `coarsening` blocks each; a block runs
+///     kCoarseTileSpeedup (5/4) times faster in a coarse tile (H200,
+///     docs/performance.md: 128x256 at 0.92-0.99 of cuBLAS, 128x128 at
+///     0.65-0.86), so: coarse when
+///       4 * coarsening * ceil(coarse / sms) <= 5 * ceil(tiles / sms).
+///     With 128x128 -> 128x256 on 132 SMs: from 133 launch tiles on (at
+///     least one full wave of 128x256 tiles after rounding), except where
+///     the coarse tiles need a whole extra wave (e.g. 265-300 tiles).
+bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
+                    int sms, const char *override);
 
 /// The split-K cost model: the K-slices S for a launch of `tiles` output
 /// tiles and a reduction extent `k` (blockK units per K tile) on a device
@@ -142,14 +182,14 @@ public:
             int cc, bool fromCubin, std::string &why);
   ~VariantLauncher(); // frees the device copies (pushes ctx)
 
-  /// Whether the variant's selection rule ("max_tiles") takes a launch of
-  /// grid (gx, gy, gz) (a split-K variant: see slices()).
-  bool accepts(int64_t gx, int64_t gy, int64_t gz) const {
-    return spec_.maxTiles <= 0 || gx * gy * gz <= spec_.maxTiles;
-  }
+  /// Whether the variant's selection rules ("max_tiles"; "coarsen":
+  /// useCoarseTiles with TILE_GEMM_TILE) take a launch of grid (gx, gy,
+  /// gz) (a split-K variant: see slices()).
+  bool accepts(int64_t gx, int64_t gy, int64_t gz) const;
   /// A split-K variant's K-slices for this launch (splitKSlices with K
   /// read from the args' memref descriptors and TILE_SPLIT_K); 0: not
-  /// this variant. 1 for other variants.
+  /// this variant (always with TILE_GEMM_TILE=large). 1 for other
+  /// variants.
   int64_t slices(void *const *args, int64_t gx, int64_t gy, int64_t gz) const;
   /// The workspace for a launch on `stream` (call under prepare()'s lock):
   /// one zeroed buffer of workspaceBytes per stream, at most
@@ -175,7 +215,8 @@ public:
   const VariantSpec &spec() const { return spec_; }
   /// The variant's grid for a launch of grid (gx, gy, gz): the same, for
   /// "grid": "sms" min(#SMs, gx*gy*gz) CTAs along x, for split-K with
-  /// `slices` S: (gx*gy*gz, S, 1).
+  /// `slices` S: (gx*gy*gz, S, 1). With "coarsen", over the variant's own
+  /// tiles: (ceildiv(gx, cx), ...), or min(#SMs, coarseTiles) for "sms".
   void grid(int64_t gx, int64_t gy, int64_t gz, unsigned out[3],
             int64_t slices = 1) const;
   CUfunction function() const { return fn_; }

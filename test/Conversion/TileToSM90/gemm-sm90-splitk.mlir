@@ -9,7 +9,7 @@
 // most 66 tiles; the runtime picks S K-slices per launch (split_k = [A's
 // param, its K dim, 64 per K tile]) and passes the workspace (66
 // semaphores padded to 256 bytes + 66 f32 128x128 partial tiles).
-// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_sk", block = [384, 1, 1], shared_bytes = 164864, max_tiles = 66, schedule = "splitk", tma = [{{.*}}], split_k = [0, 1, 64], workspace_bytes = 4325888, pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
+// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_sk", block = [384, 1, 1], shared_bytes = 164864, max_tiles = 66, schedule = "splitk", tma = [{{.*}}], split_k = [0, 1, 64], workspace_bytes = 4325888, pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
 // The params: the kernel's, A's and B's tensor maps, the workspace.
 // CHECK-LABEL: gpu.func @gemm_kernel_sm90_sk(
 // CHECK-SAME: %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[WS:.*]]: !llvm.ptr) kernel

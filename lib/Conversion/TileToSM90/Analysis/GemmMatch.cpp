@@ -300,3 +300,36 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
         return fail("a buffer has other uses");
   return m;
 }
+
+/// Whether `v` is computed from `arg` (through ops of the launch body).
+static bool dependsOn(Value v, Value arg, LaunchOp launch) {
+  if (v == arg)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || !launch->isProperAncestor(def))
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return dependsOn(operand, arg, launch);
+  });
+}
+
+FailureOr<unsigned> sm90::wideTileAxis(const GemmMatch &m, std::string &why) {
+  if (m.tileM != 128 || m.tileN != 128) {
+    why = "the launch tile is " + std::to_string(m.tileM) + "x" +
+          std::to_string(m.tileN) + ", not 128x128";
+    return failure();
+  }
+  LaunchOp launch = m.launch;
+  ValueRange blocks = launch.getBlockIndices();
+  for (unsigned d = 0; d < blocks.size(); ++d) {
+    // Both halves must read the same A tile; B's column must move with the
+    // block (otherwise nothing is gained).
+    if (dependsOn(m.aRow, blocks[d], m.launch) ||
+        !dependsOn(m.bCol, blocks[d], m.launch))
+      continue;
+    return d;
+  }
+  why = "no launch grid axis moves B's tile column without moving A's tile "
+        "row";
+  return failure();
+}

@@ -379,7 +379,7 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           VariantGrid, int64_t maxTiles, StringAttr,
                           ArrayRef<TmaDescAttr> tma, ArrayRef<int64_t> splitK,
                           int64_t workspaceBytes, StringAttr packKernel,
-                          int64_t packElemBytes) {
+                          int64_t packElemBytes, ArrayRef<int64_t> coarsen) {
   if (!kind || kind.getValue().empty() || !kernel ||
       kernel.getValue().empty() || !chip)
     return emitError() << "a kernel variant needs a kind, a chip and a "
@@ -412,6 +412,15 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (packKernel && tma.empty())
     return emitError() << "a kernel variant with a pack kernel needs tma "
                           "entries";
+  if (!coarsen.empty() &&
+      (coarsen.size() != 3 || llvm::any_of(coarsen, [](int64_t c) {
+         return c < 1 || c > 65535;
+       })))
+    return emitError() << "a kernel variant's coarsen must be three factors "
+                          "in [1, 65535]";
+  if (!coarsen.empty() && !splitK.empty())
+    return emitError() << "a kernel variant cannot be both split_k and "
+                          "coarsen";
   return success();
 }
 
@@ -424,7 +433,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
           packElemBytes = 0;
   VariantGrid grid = VariantGrid::launch;
   SmallVector<TmaDescAttr> tma;
-  SmallVector<int64_t> splitK;
+  SmallVector<int64_t> splitK, coarsen;
   if (parser.parseLess() || parser.parseAttribute(kind) ||
       parser.parseComma() || parseKey(parser, "chip") ||
       parser.parseAttribute(chip) || parser.parseComma() ||
@@ -464,11 +473,14 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     } else if (key == "pack_elem_bytes") {
       if (parser.parseInteger(packElemBytes))
         return {};
+    } else if (key == "coarsen") {
+      if (parseIntList(parser, coarsen))
+        return {};
     } else {
       return parser.emitError(keyLoc, "unknown kernel variant field '")
                  << key
                  << "' (expected grid, max_tiles, schedule, tma, split_k, "
-                    "workspace_bytes, pack, pack_elem_bytes)",
+                    "workspace_bytes, pack, pack_elem_bytes, coarsen)",
              Attribute();
     }
   }
@@ -478,7 +490,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
                     kernel, ArrayRef<int64_t>(block), sharedBytes, grid,
                     maxTiles, schedule, ArrayRef<TmaDescAttr>(tma),
                     ArrayRef<int64_t>(splitK), workspaceBytes, packKernel,
-                    packElemBytes);
+                    packElemBytes, ArrayRef<int64_t>(coarsen));
 }
 
 void KernelVariantAttr::print(AsmPrinter &printer) const {
@@ -505,6 +517,10 @@ void KernelVariantAttr::print(AsmPrinter &printer) const {
   if (getPackKernel())
     printer << ", pack = " << getPackKernel()
             << ", pack_elem_bytes = " << getPackElemBytes();
+  if (!getCoarsen().empty()) {
+    printer << ", coarsen = ";
+    printIntList(printer, getCoarsen());
+  }
   printer << '>';
 }
 

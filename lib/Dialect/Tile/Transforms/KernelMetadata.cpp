@@ -178,6 +178,8 @@ static json::Value toJSON(KernelVariantAttr v) {
   if (v.getPackKernel())
     o["pack"] = json::Object{{"kernel", v.getPackKernel().getValue()},
                              {"elem_bytes", v.getPackElemBytes()}};
+  if (ArrayRef<int64_t> c = v.getCoarsen(); !c.empty())
+    o["coarsen"] = json::Array(c);
   return o;
 }
 

@@ -58,6 +58,14 @@ struct GemmMatch {
 /// Returns the match or fills `why` with the first reason it fails.
 FailureOr<GemmMatch> matchSM90Gemm(PipelinedOp loop, std::string &why);
 
+/// The launch grid axis along which two neighbouring blocks make one wide
+/// tile (TM x 2TN, WideTileKernel): the first axis whose block index moves
+/// B's tile column (m.bCol) but not A's tile row (m.aRow), so both blocks
+/// read the same A tile. Only for 128x128 launch tiles (the wide tile is
+/// 128x256, measured fastest on the H200: docs/performance.md). Failure
+/// with the reason in `why` otherwise.
+FailureOr<unsigned> wideTileAxis(const GemmMatch &m, std::string &why);
+
 } // namespace mlir::tile::sm90
 
 #endif // TILE_CONVERSION_TILETOSM90_ANALYSIS_GEMMMATCH_H

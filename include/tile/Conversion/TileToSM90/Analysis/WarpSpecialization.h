@@ -72,6 +72,12 @@ struct WarpSpecialization {
   /// workspace. Set by convert-tile-gemm-to-sm90 for its extra variant,
   /// never in the attribute.
   bool splitK = false;
+  /// Wide tiles (the variant for launches whose grid gives enough wide
+  /// tiles, see WideTileKernel): >= 0, the launch grid axis whose
+  /// neighbouring blocks pair up into one TM x 2TN CTA tile. Set by
+  /// convert-tile-gemm-to-sm90 for its extra variant, never in the
+  /// attribute.
+  int64_t wideAxis = -1;
   /// Shared bytes of the TMA-store staging buffers (0 without).
   int64_t stagingBytes() const { return tmaStore ? consumers * 2 * 8192 : 0; }
   int64_t threads() const { return 128 * (producers + consumers); }

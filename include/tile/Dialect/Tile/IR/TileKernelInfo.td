@@ -190,6 +190,11 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     strided-copy kernel in the same device code with which the runtime may
     repack a read-only operand whose base or row pitch a tensor map cannot
     describe into an aligned workspace (docs/bundle.md, "pack").
+    maps; 0: none). `coarsen = [cx, cy, cz]`: each CTA tile of the
+    variant covers cx x cy x cz blocks of the launch's grid (the variant's
+    tiles: ceildiv(gx, cx) * ceildiv(gy, cy) * ceildiv(gz, cz); the
+    runtime's tile-shape cost model decides per launch whether it runs;
+    absent: one block per tile).
     Example: `#tile.variant<"sm90_tma_wgmma", chip = "sm_90a",
     kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864,
     grid = sms, tma = [<param = 0, type = f16, box = [64, 128], ...>]>`.
@@ -207,9 +212,10 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                         OptionalArrayRefParameter<"int64_t">:$splitK,
                         DefaultValuedParameter<"int64_t", "0">:$workspaceBytes,
                         OptionalParameter<"::mlir::StringAttr">:$packKernel,
-                        DefaultValuedParameter<"int64_t", "0">:$packElemBytes);
+                        DefaultValuedParameter<"int64_t", "0">:$packElemBytes,
+                        OptionalArrayRefParameter<"int64_t">:$coarsen);
   let builders = [
-    // A variant without a pack kernel.
+    // A variant without a pack kernel or coarsening.
     AttrBuilder<(ins "::mlir::StringAttr":$kind, "::mlir::StringAttr":$chip,
                      "::mlir::StringAttr":$kernel,
                      "::llvm::ArrayRef<int64_t>":$block,
@@ -220,7 +226,7 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                      "int64_t":$workspaceBytes), [{
       return $_get($_ctxt, kind, chip, kernel, block, sharedBytes, grid,
                    maxTiles, schedule, tma, splitK, workspaceBytes,
-                   ::mlir::StringAttr(), 0);
+                   ::mlir::StringAttr(), 0, ::llvm::ArrayRef<int64_t>());
     }]>
   ];
   let hasCustomAssemblyFormat = 1;

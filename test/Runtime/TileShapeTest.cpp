@@ -1,0 +1,170 @@
+//===- TileShapeTest.cpp - coarsened (wide-tile) variants -----------------===//
+//
+// The runtime side of variants whose tiles cover several launch blocks
+// ("coarsen", docs/bundle.md; the sm_90a wide-tile GEMM), without a GPU:
+// the tile-shape cost model (useCoarseTiles), the metadata's "coarsen",
+// and launches against the mock driver (132 SMs): the variant's own tile
+// count and grid, the order against split-K, TILE_GEMM_TILE. (The mock
+// computes the add over gx * 64 elements only, so the results of the
+// smaller persistent grids are not checked here: test/E2E does on a GPU.)
+//
+//===----------------------------------------------------------------------===//
+#include "CudaMock.h"
+#include "Cuda/CudaVariants.h"
+#include "Metadata.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+json variant(const char *kernel) {
+  auto tma = [](int param) {
+    return json{{"param", param}, {"dtype", "float32"}, {"rank", 1},
+                {"box", {32}}};
+  };
+  return {{"kind", "sm90_tma_wgmma"},   {"chip", "sm_90a"},
+          {"kernel", kernel},           {"block", {384, 1, 1}},
+          {"shared_bytes", 100000},     {"grid", "sms"},
+          {"tma", {tma(0), tma(1)}}};
+}
+
+/// The add fixture (ceil(N / 64) blocks along x) with a split-K variant
+/// (at most 66 tiles, K = N in units of 16), a wide one (two blocks per
+/// tile along x) and a persistent one, in the compiler's order.
+json wideMeta() {
+  json m = cudaAddMeta();
+  json sk = variant("add_kernel_sm90_sk");
+  sk.erase("grid");
+  sk["max_tiles"] = 66;
+  sk["split_k"] = {{"k_param", 0}, {"k_dim", 0}, {"block_k", 16}};
+  sk["workspace_bytes"] = 4096;
+  json wide = variant("add_kernel_sm90_wide");
+  wide["coarsen"] = {2, 1, 1};
+  m["variants"] = {sk, wide, variant("add_kernel_sm90")};
+  return m;
+}
+
+struct EnvGuard {
+  explicit EnvGuard(const char *value) {
+    if (value)
+      ::setenv("TILE_GEMM_TILE", value, 1);
+    else
+      ::unsetenv("TILE_GEMM_TILE");
+  }
+  ~EnvGuard() { ::unsetenv("TILE_GEMM_TILE"); }
+};
+
+} // namespace
+
+TEST(TileShape, CostModel) {
+  using cuda::useCoarseTiles;
+  // 128x128 -> 128x256 on 132 SMs: 4096^3 (1024 tiles, 512 wide) and
+  // 2048^3 (256, 128): wide; 100 tiles (one wave either way): not.
+  EXPECT_TRUE(useCoarseTiles(1024, 512, 2, 132, nullptr));
+  EXPECT_TRUE(useCoarseTiles(256, 128, 2, 132, ""));
+  EXPECT_TRUE(useCoarseTiles(133, 67, 2, 132, "auto"));
+  EXPECT_FALSE(useCoarseTiles(132, 66, 2, 132, nullptr));
+  EXPECT_FALSE(useCoarseTiles(100, 50, 2, 132, nullptr));
+  // 300 tiles: 3 per SM against 2 wide ones (4 blocks' work): not.
+  EXPECT_FALSE(useCoarseTiles(300, 150, 2, 132, nullptr));
+  // An odd grid: 17 x 9 blocks = 153 tiles, 9 x 9 = 81 wide.
+  EXPECT_TRUE(useCoarseTiles(153, 81, 2, 132, nullptr));
+  // Unknown SM count, nonsense.
+  EXPECT_FALSE(useCoarseTiles(1024, 512, 2, 0, nullptr));
+  EXPECT_FALSE(useCoarseTiles(0, 0, 2, 132, nullptr));
+  // TILE_GEMM_TILE: "user" never, "large" always, anything else the model.
+  EXPECT_FALSE(useCoarseTiles(1024, 512, 2, 132, "user"));
+  EXPECT_TRUE(useCoarseTiles(4, 2, 2, 132, "large"));
+  EXPECT_TRUE(useCoarseTiles(1024, 512, 2, 132, "bogus"));
+  EXPECT_EQ(cuda::tileShapeOverride("user"), cuda::TileShape::User);
+  EXPECT_EQ(cuda::tileShapeOverride(nullptr), cuda::TileShape::Auto);
+  const int64_t c[3] = {2, 1, 1};
+  EXPECT_EQ(cuda::coarseTiles(c, 17, 9, 1), 81);
+}
+
+TEST(TileShape, Metadata) {
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(wideMeta().dump(), plan, error)) << error;
+  ASSERT_EQ(plan.variants.size(), 3u);
+  EXPECT_EQ(plan.variants[1].coarsen[0], 2);
+  EXPECT_EQ(plan.variants[1].coarsen[1], 1);
+  EXPECT_EQ(plan.variants[2].coarsen[0], 1); // absent: one block per tile
+  std::vector<cuda::VariantSpec> vs;
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
+  EXPECT_TRUE(vs[1].coarsened());
+  EXPECT_FALSE(vs[2].coarsened());
+
+  struct Bad {
+    int index;
+    json value;
+    const char *message;
+  } bad[] = {
+      {1, 2, "variants[1].coarsen must be three integers in [1, 65535]"},
+      {1, {2, 1}, "variants[1].coarsen must be three integers in [1, 65535]"},
+      {1, {0, 1, 1}, "variants[1].coarsen must be three integers in [1, 65535]"},
+      {1, {2, 1, 70000},
+       "variants[1].coarsen must be three integers in [1, 65535]"},
+      {1, {2, "1", 1},
+       "variants[1].coarsen must be three integers in [1, 65535]"},
+      {0, {2, 1, 1}, "variants[0].coarsen cannot be combined with split_k"},
+  };
+  for (const Bad &b : bad) {
+    SCOPED_TRACE(b.message);
+    json m = wideMeta();
+    m["variants"][b.index]["coarsen"] = b.value;
+    KernelPlan p;
+    EXPECT_FALSE(parseMetadata(m.dump(), p, error));
+    EXPECT_NE(error.find(b.message), std::string::npos) << error;
+  }
+}
+
+TEST(TileShapeMock, ChoiceAndGrid) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  ::unsetenv("TILE_SPLIT_K");
+  EnvGuard env(nullptr);
+  KernelGuard k(load(cudaBundle(wideMeta()), "ffi"));
+  ASSERT_TRUE(k.k);
+  auto launch = [&](int64_t n) {
+    DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
+    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                        tile_arg_tensor(c.dl())};
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_OK)
+        << tile_last_error();
+  };
+  // 201 blocks (2 per SM): 101 wide tiles (one per SM), one CTA each.
+  launch(64 * 201);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
+  EXPECT_EQ(mock->grid[0], 101u);
+  EXPECT_EQ(mock->grid[1], 1u);
+  // 2000 blocks: 1000 wide tiles, one CTA per SM.
+  launch(64 * 2000);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
+  EXPECT_EQ(mock->grid[0], 132u);
+  // 100 blocks: one wave of launch tiles, not split-K (> 66): persistent.
+  launch(64 * 100);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+  EXPECT_EQ(mock->grid[0], 100u);
+  // 16 blocks with K = 1000: split-K (3 slices) comes first.
+  launch(1000);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_sk");
+  {
+    // "large": the wide variant wherever it runs, before split-K; 16
+    // blocks -> 8 wide tiles.
+    EnvGuard large("large");
+    launch(1000);
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
+    EXPECT_EQ(mock->grid[0], 8u);
+    launch(64 * 100 + 1); // 101 blocks: 51 wide tiles
+    EXPECT_EQ(mock->grid[0], 51u);
+  }
+  {
+    EnvGuard user("user");
+    launch(64 * 2000);
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+    EXPECT_EQ(mock->grid[0], 132u);
+  }
+  EXPECT_EQ(mock->pushes, mock->pops);
+}
