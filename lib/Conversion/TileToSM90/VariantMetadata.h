@@ -24,7 +24,8 @@ struct BuiltVariant {
   WarpSpecialization ws;    // threads, schedule, epilogue, persistent
   int64_t sharedBytes = 0;  // dynamic shared memory
   int64_t maxTiles = 0;     // the runtime's "max_tiles" rule; 0: none
-  int64_t workspaceBytes = 0; // split-K: the workspace param's bytes
+  int64_t workspaceBytes = 0; // the workspace param's fixed bytes
+  int64_t workspaceSliceBytes = 0; // split-K: its bytes per tile and slice
 };
 
 /// Appends one typed variant (#tile.kernel_variant) per built variant, in

@@ -7,7 +7,7 @@
 // kernel (which stays for the generic lowering): tensor maps as trailing
 // pointer params, mbarrier pipeline, TMA producer, wgmma consumers.
 
-// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_sk", {{.*}}split_k = [0, 1, 64], workspace_bytes = {{[0-9]+}}>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>, <param = 1, type = f16, box = [64, 64], {{.*}}>]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_ldg", block = [384, 1, 1], shared_bytes = 164864>]>
+// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_sk", {{.*}}split_k = [0, 1, 64, {{[0-9]+}}]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>, <param = 1, type = f16, box = [64, 64], {{.*}}>]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_ldg", block = [384, 1, 1], shared_bytes = 164864>]>
 // CHECK: gpu.module @gemm_sm90_module
 // CHECK: gpu.func @gemm_kernel_sm90(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %[[TA:.*]]: !llvm.ptr, %[[TB:.*]]: !llvm.ptr) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: gpu.dynamic_shared_memory
