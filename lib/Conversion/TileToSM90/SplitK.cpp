@@ -17,7 +17,8 @@
 //             is in the slot), the second resets the counter to 0 and (the
 //             decision reaches every consumer thread through shared memory
 //             and a consumer barrier)
-//     combine adds the sibling's slot: left + right, in that order
+//     combine adds the sibling's slot (own + sibling = left + right:
+//             IEEE addition commutes exactly)
 //   without a sibling the sum goes up unchanged. The one CTA left after
 //   the last level holds p_0 + ... + p_{S-1} with a fixed association
 //   (deterministic, bit-identical run to run whatever the timing) and
@@ -157,7 +158,6 @@ void SplitKKernel::consumer(IRMapping &mapping) {
         b, loc, slice,
         arith::XOrIOp::create(b, loc, sub(twoH, cst(1)), cst(-1)));
     Value mid = add(p, h);
-    Value isLeft = cmp(arith::CmpIPredicate::eq, r, p);
     Value sibling = cmp(arith::CmpIPredicate::ult, mid, slices);
     SmallVector<Type> resTypes{i1T};
     resTypes.append(size_t(n), f32);
@@ -217,7 +217,9 @@ void SplitKKernel::consumer(IRMapping &mapping) {
       {
         OpBuilder::InsertionGuard g3(b);
         b.setInsertionPointToStart(&ifSecond.getThenRegion().front());
-        // combine: left + right, whichever side this CTA is.
+        // combine: left + right. IEEE addition is commutative (exactly),
+        // so own + sibling is that sum whichever side this CTA is; the
+        // tree fixes the association, which is what rounding depends on.
         Value theirs = slotPtr(arith::XOrIOp::create(b, loc, r, h));
         SmallVector<Value> sums{second};
         for (int64_t j = 0; j < n / vec; ++j) {
@@ -225,10 +227,8 @@ void SplitKKernel::consumer(IRMapping &mapping) {
                                          vec * 4);
           for (int64_t e = 0; e < vec; ++e) {
             Value other = LLVM::ExtractElementOp::create(b, loc, v, i32(e));
-            Value own = cur[j * vec + e];
-            Value lhs = arith::SelectOp::create(b, loc, isLeft, own, other);
-            Value rhs = arith::SelectOp::create(b, loc, isLeft, other, own);
-            sums.push_back(arith::AddFOp::create(b, loc, lhs, rhs));
+            sums.push_back(
+                arith::AddFOp::create(b, loc, cur[j * vec + e], other));
           }
         }
         scf::YieldOp::create(b, loc, sums);

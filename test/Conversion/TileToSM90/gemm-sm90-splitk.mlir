@@ -52,7 +52,6 @@
 // CHECK: %[[R:.*]] = arith.andi %[[S]], %{{.*}} : index
 // CHECK: %[[P:.*]] = arith.andi %[[S]], %{{.*}} : index
 // CHECK: %[[MID:.*]] = arith.addi %[[P]], %{{.*}} : index
-// CHECK: %[[LEFT:.*]] = arith.cmpi eq, %[[R]], %[[P]]
 // CHECK: %[[SIB:.*]] = arith.cmpi ult, %[[MID]], %[[NS]]
 // CHECK: scf.if %[[SIB]] -> (i1, f32,
 // store: this range's sum into slot (t, r), 16-byte vectors.
@@ -71,13 +70,13 @@
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // CHECK: %[[SEEN:.*]] = memref.load %[[FLAG]]
 // CHECK: %[[SECOND:.*]] = arith.cmpi eq, %[[SEEN]], %c1_i32
-// combine: the sibling's slot (r ^ h), left + right.
+// combine: own + the sibling's slot (r ^ h) (= left + right: IEEE
+// addition commutes).
 // CHECK: scf.if %[[SECOND]] -> (i1, f32,
 // CHECK: arith.xori %[[R]], %[[H]]
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
-// CHECK: %[[L:.*]] = arith.select %[[LEFT]], %{{.*}}, %[[O:.*]] : f32
-// CHECK: %[[RT:.*]] = arith.select %[[LEFT]], %[[O]], %{{.*}} : f32
-// CHECK: arith.addf %[[L]], %[[RT]] : f32
+// CHECK: %[[V:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: %[[O:.*]] = llvm.extractelement %[[V]]
+// CHECK: arith.addf %{{.*}}, %[[O]] : f32
 // The root: the epilogue from the summed registers.
 // CHECK: scf.if %[[TREE]]#1 {
 // CHECK: vector.store
