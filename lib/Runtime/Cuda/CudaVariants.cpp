@@ -52,9 +52,11 @@ std::string makeTmaSpec(const TmaPlan &t, const KernelPlan &plan,
 // tiles of the same output tile: both scale with the tile's area (8 bytes
 // through L2 per element at ~64 B/clock/SM against 128 flop per element
 // and K tile at ~1/132 of the tensor cores: ~4 K tiles), plus the
-// counter's round trip and the extra epilogue. 8 is what the H200 measured
-// for one level (docs/performance.md, "After split-K ..."): 2 slices of 8
-// K tiles were slower than 1 slice of 16.
+// counter's round trip and each slice's own pipeline fill. 8 is the lower
+// bound the H200 measured for one level (docs/performance.md, "After
+// split-K ..."): 2 slices of 8 K tiles were slower than 1 slice of 16.
+// Not yet measured with the tree: a GPU sweep of TILE_SPLIT_K should
+// refine it.
 static constexpr int64_t kReductionLevelKTiles = 8;
 
 int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
