@@ -317,10 +317,11 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
     const std::string at = path + ".split_k";
     if (!sk->is_object())
       return p.fail(at, "must be an object");
-    int64_t param, dim, blockK;
+    int64_t param, dim, blockK, sliceBytes;
     if (!p.integer(*sk, "k_param", at + ".", param) ||
         !p.integer(*sk, "k_dim", at + ".", dim) ||
-        !p.integer(*sk, "block_k", at + ".", blockK))
+        !p.integer(*sk, "block_k", at + ".", blockK) ||
+        !p.integer(*sk, "slice_bytes", at + ".", sliceBytes))
       return false;
     if (param < 0 || size_t(param) >= plan.params.size() ||
         !plan.params[size_t(param)].isTensor)
@@ -331,7 +332,10 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
                                        str(param));
     if (blockK < 1 || blockK > (int64_t(1) << 20))
       return p.fail(at + ".block_k", "must be an integer in [1, 2^20]");
+    if (sliceBytes < 1 || sliceBytes > (int64_t(1) << 30))
+      return p.fail(at + ".slice_bytes", "must be an integer in [1, 2^30]");
     out.kParam = int32_t(param), out.kDim = int32_t(dim), out.blockK = blockK;
+    out.sliceBytes = sliceBytes;
   }
   if (auto wb = v.find("workspace_bytes"); wb != v.end()) {
     if (!wb->is_number_integer() || wb->get<int64_t>() < 0 ||
@@ -364,10 +368,10 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
     if (out.kParam >= 0)
       return p.fail(path + ".coarsen", "cannot be combined with split_k");
   }
-  if (out.kParam >= 0 && (out.maxTiles < 1 || out.workspaceBytes < 1))
+  if (out.kParam >= 0 && out.maxTiles < 1)
     return p.fail(path + ".split_k",
-                  "needs max_tiles and workspace_bytes (the workspace holds "
-                  "max_tiles tiles)");
+                  "needs max_tiles (split-K is for grids smaller than the "
+                  "device)");
   const json *tma = p.array(v, "tma", path + ".");
   if (!tma)
     return false;

@@ -78,8 +78,12 @@ struct VariantPlan {
   /// units of `blockK` (kParam < 0: not split-K).
   int32_t kParam = -1, kDim = 0;
   int64_t blockK = 0;
+  /// "split_k"."slice_bytes": the split-K workspace's bytes per tile and
+  /// slice (required with "split_k").
+  int64_t sliceBytes = 0;
   /// "workspace_bytes": zero-initialised device scratch passed as the last
-  /// kernel param (after the tensor maps); 0: none.
+  /// kernel param (after the tensor maps): this plus, for a split-K launch
+  /// of T tiles and S slices, T * S * sliceBytes; no param when both are 0.
   int64_t workspaceBytes = 0;
   /// "pack": {"kernel", "elem_bytes"}: the bundle's strided-copy kernel
   /// the runtime may use to repack a read-only operand whose row pitch or

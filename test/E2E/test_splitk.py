@@ -3,19 +3,24 @@
 docs/pipelines.md "Split-K"), checked against a float64 reference on every
 target (on the CPU and sm_80 they check the generic kernels on the same
 shapes). With 128x128 tiles (examples/gemm.mlir, gemm_epilogue.mlir) on 132
-SMs the runtime's cost model picks:
+SMs the runtime's cost model (min over S of ceil(kTiles / S) + 8
+ceil(log2 S), below kTiles) picks:
 
   (256, 256, 8192)   4 tiles, 128 K tiles  -> S = 8
   (77, 200, 4104)    2 tiles,  65 K tiles  -> S = 4   (M, N and K tails)
   (1, 4096, 4096)   32 tiles,  64 K tiles  -> S = 4   (GEMV-like)
-  (1000, 1000, 1000) 64 tiles, 16 K tiles  -> not split (< 16 K tiles per
-                                              slice; the variants above)
-  (129, 264, 3000) with the bias + ReLU epilogue: 6 tiles, 47 K tiles -> S = 2
+  (1000, 1000, 1000) 64 tiles, 16 K tiles  -> not split (2 slices would
+                                              cost 8 + 8; the variants above)
+  (100, 136, 65000)  2 tiles, 1016 K tiles -> S = 64  (6 tree levels, tails)
+  (129, 264, 3000) with the bias + ReLU epilogue: 6 tiles, 47 K tiles -> S = 4
 
-plus TILE_SPLIT_K forcing 3 slices / turning split-K off, and a
-bit-for-bit repeat (the serial reduction is deterministic). N and K are
-multiples of 8 so that f16 rows are 16-byte pitched (TMA; otherwise the
-launch goes to the variant without tensor maps, which is not split)."""
+plus TILE_SPLIT_K forcing 2, 3, 7, 33, 65 slices (odd counts: tree nodes
+without a sibling; 6 tiles x 65 slices = 390 CTAs, more than one wave: no
+slice ever waits for another) on M, N and K tails, or turning split-K off,
+and bit-for-bit repeats (the tree's association is fixed: deterministic).
+N and K are multiples of 8 so that f16 rows are 16-byte pitched (TMA;
+otherwise the launch goes to the variant without tensor maps, which is not
+split)."""
 
 import numpy as np
 import pytest
@@ -41,7 +46,8 @@ def run_example_gemm(compile_kernel, tmp_path, backend, m, n, k, seed=40):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("m,n,k", [(256, 256, 8192), (77, 200, 4104),
-                                   (1, 4096, 4096), (1000, 1000, 1000)])
+                                   (1, 4096, 4096), (1000, 1000, 1000),
+                                   (100, 136, 65000)])
 def test_splitk_gemm(compile_kernel, tmp_path, backend, m, n, k):
     out, ref = run_example_gemm(compile_kernel, tmp_path, backend, m, n, k)
     # f16 output: ~2^-11 relative.
@@ -61,18 +67,22 @@ def test_splitk_gemm_epilogue(compile_kernel, tmp_path, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("slices", ["3", "off"])
+@pytest.mark.parametrize("slices", ["2", "3", "7", "33", "65", "off"])
 def test_splitk_override(compile_kernel, tmp_path, backend, slices,
                          monkeypatch):
     # TILE_SPLIT_K is read per launch by the runtime (tile-run inherits it).
+    # 130 x 264 x 4104: 2 x 3 tiles (M and N tails), 65 K tiles (a K tail).
     monkeypatch.setenv("TILE_SPLIT_K", slices)
-    out, ref = run_example_gemm(compile_kernel, tmp_path, backend, 130, 256,
-                                2048, seed=43)
+    out, ref = run_example_gemm(compile_kernel, tmp_path, backend, 130, 264,
+                                4104, seed=43)
     assert rel_error(out, ref) < 2e-3
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_splitk_deterministic(compile_kernel, tmp_path, backend):
+@pytest.mark.parametrize("slices", ["auto", "33"])
+def test_splitk_deterministic(compile_kernel, tmp_path, backend, slices,
+                              monkeypatch):
+    monkeypatch.setenv("TILE_SPLIT_K", slices)
     first, _ = run_example_gemm(compile_kernel, tmp_path / "a", backend, 64,
                                 128, 8192, seed=44)
     again, ref = run_example_gemm(compile_kernel, tmp_path / "b", backend, 64,

@@ -1,9 +1,10 @@
 //===- SplitKTest.cpp - split-K variants: choice, plan, workspace ---------===//
 //
 // The runtime side of the sm_90a split-K variant (CudaVariants.h), without
-// a GPU: the cost model (splitKSlices), the metadata's "split_k" and
-// "workspace_bytes", and launches against the mock driver (grid (tiles, S,
-// 1), the workspace param: zeroed, one per stream, reused, the least
+// a GPU: the cost model (splitKSlices), the metadata's "split_k" (with its
+// "slice_bytes") and "workspace_bytes", and launches against the mock
+// driver (grid (tiles, S, 1), the workspace param: tiles x S x slice_bytes,
+// zeroed, one per stream, reused, grown when a launch needs more, the least
 // recently used one taken over after cuCtxSynchronize; TILE_SPLIT_K).
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +19,8 @@
 namespace {
 
 /// The add fixture with a split-K variant: K = A's dim 0 (N) in units of
-/// 16, at most 66 tiles (ceil(N / 64) blocks), a 4 KiB workspace.
+/// 16, at most 66 tiles (ceil(N / 64) blocks), 1000 workspace bytes per
+/// tile and slice.
 json splitKMeta() {
   json m = cudaAddMeta();
   auto tma = [](int param) {
@@ -32,8 +34,11 @@ json splitKMeta() {
                     {"shared_bytes", 100000},
                     {"max_tiles", 66},
                     {"schedule", "splitk"},
-                    {"split_k", {{"k_param", 0}, {"k_dim", 0}, {"block_k", 16}}},
-                    {"workspace_bytes", 4096},
+                    {"split_k",
+                     {{"k_param", 0},
+                      {"k_dim", 0},
+                      {"block_k", 16},
+                      {"slice_bytes", 1000}}},
                     {"tma", {tma(0), tma(1)}}}};
   return m;
 }
@@ -52,26 +57,39 @@ struct EnvGuard {
 
 TEST(SplitK, CostModel) {
   using cuda::splitKSlices;
-  // 4 tiles of 128x128, K = 65536 (1024 K tiles), 132 SMs: 33 slices.
-  EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, nullptr), 33);
-  // 1000^3 with 128x256 tiles: 32 tiles, 16 K tiles: min(4, 1): not used.
+  // The model: min over S of ceil(kTiles / S) + 8 ceil(log2 S), below
+  // kTiles, with tiles * S <= SMs.
+  // 4 tiles of 128x128, K = 65536 (1024 K tiles), 132 SMs: 33 slices fit,
+  // 32 cost 32 + 40 (5 levels), 33 cost 32 + 48 (6 levels).
+  EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, nullptr), 32);
+  // 16 tiles, K = 16384 (256 K tiles): 8 slices (32 + 24).
+  EXPECT_EQ(splitKSlices(16, 16384, 64, 132, 66, nullptr), 8);
+  // 1000^3 with 128x256 tiles: 32 tiles, 16 K tiles: 2 slices cost 8 + 8,
+  // not below 16 (measured slower than 1 slice): not used.
   EXPECT_EQ(splitKSlices(32, 1000, 64, 132, 66, nullptr), 0);
-  // M=1, N=K=4096: 16 tiles, 64 K tiles: min(8, 4).
+  // Skinny (M = 1 or 16, N = K = 4096 with 128x128 tiles): 32 tiles, 64 K
+  // tiles: 4 slices (16 + 16 against 2 slices' 32 + 8).
+  EXPECT_EQ(splitKSlices(32, 4096, 64, 132, 66, ""), 4);
+  // 16 tiles: 4 and 8 slices tie (16 + 16, 8 + 24): the smaller.
   EXPECT_EQ(splitKSlices(16, 4096, 64, 132, 66, ""), 4);
-  // At least 16 K tiles per slice: K = 1984 (31 K tiles) gives 1.
-  EXPECT_EQ(splitKSlices(4, 1984, 64, 132, 66, "auto"), 0);
-  EXPECT_EQ(splitKSlices(4, 2048, 64, 132, 66, nullptr), 2);
+  // The break-even: 2 slices need 18 K tiles (9 + 8 < 18).
+  EXPECT_EQ(splitKSlices(4, 17 * 64, 64, 132, 66, "auto"), 0);
+  EXPECT_EQ(splitKSlices(4, 18 * 64, 64, 132, 66, nullptr), 2);
+  EXPECT_EQ(splitKSlices(4, 1984, 64, 132, 66, "auto"), 2);
+  // 64 tiles, K = 32768: 2 slices (one wave), 256 + 8.
+  EXPECT_EQ(splitKSlices(64, 32768, 64, 132, 66, nullptr), 2);
   // Grids of more than half the SMs: 1 slice per tile fits: not used.
   EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 200, nullptr), 0);
   EXPECT_EQ(splitKSlices(66, 1 << 20, 64, 132, 200, nullptr), 2);
-  // Beyond the workspace's capacity (max_tiles), whatever is asked.
+  // Beyond the variant's max_tiles, whatever is asked.
   EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 66, nullptr), 0);
   EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 66, "8"), 0);
   // Unknown SM count, empty K, nonsense tiles.
   EXPECT_EQ(splitKSlices(4, 65536, 64, 0, 66, nullptr), 0);
   EXPECT_EQ(splitKSlices(4, 0, 64, 132, 66, nullptr), 0);
   EXPECT_EQ(splitKSlices(0, 65536, 64, 132, 66, nullptr), 0);
-  // TILE_SPLIT_K: N slices (capped at the K tiles and 65535), or off.
+  // TILE_SPLIT_K: N slices (capped at the K tiles and 65535), or off; more
+  // CTAs than SMs are fine (no slice ever waits for another).
   EXPECT_EQ(splitKSlices(64, 65536, 64, 132, 66, "3"), 3);
   EXPECT_EQ(splitKSlices(4, 100, 64, 132, 66, "8"), 2);
   EXPECT_EQ(splitKSlices(1, int64_t(1) << 40, 1, 132, 66, "1000000"), 65535);
@@ -87,12 +105,14 @@ TEST(SplitK, Metadata) {
   EXPECT_EQ(plan.variants[0].kParam, 0);
   EXPECT_EQ(plan.variants[0].kDim, 0);
   EXPECT_EQ(plan.variants[0].blockK, 16);
-  EXPECT_EQ(plan.variants[0].workspaceBytes, 4096);
+  EXPECT_EQ(plan.variants[0].sliceBytes, 1000);
+  EXPECT_EQ(plan.variants[0].workspaceBytes, 0);
   std::vector<cuda::VariantSpec> vs;
   ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
   EXPECT_EQ(vs[0].kParam, 0);
   EXPECT_EQ(vs[0].blockK, 16);
-  EXPECT_EQ(vs[0].workspaceBytes, 4096u);
+  EXPECT_EQ(vs[0].sliceBytes, 1000u);
+  EXPECT_TRUE(vs[0].takesWorkspace());
 
   struct Bad {
     const char *key;
@@ -100,23 +120,33 @@ TEST(SplitK, Metadata) {
     const char *message;
   } bad[] = {
       {"split_k", 3, "variants[0].split_k must be an object"},
-      {"split_k", {{"k_param", 0}, {"k_dim", 0}},
+      {"split_k", {{"k_param", 0}, {"k_dim", 0}, {"slice_bytes", 4}},
        "variants[0].split_k.block_k is missing"},
-      {"split_k", {{"k_param", 5}, {"k_dim", 0}, {"block_k", 64}},
+      {"split_k", {{"k_param", 0}, {"k_dim", 0}, {"block_k", 64}},
+       "variants[0].split_k.slice_bytes is missing"},
+      {"split_k",
+       {{"k_param", 5}, {"k_dim", 0}, {"block_k", 64}, {"slice_bytes", 4}},
        "variants[0].split_k.k_param (5) must be the index of a tensor param"},
-      {"split_k", {{"k_param", 0}, {"k_dim", 1}, {"block_k", 64}},
+      {"split_k",
+       {{"k_param", 0}, {"k_dim", 1}, {"block_k", 64}, {"slice_bytes", 4}},
        "variants[0].split_k.k_dim (1) must be a dim of param 0"},
-      {"split_k", {{"k_param", 0}, {"k_dim", 0}, {"block_k", 0}},
+      {"split_k",
+       {{"k_param", 0}, {"k_dim", 0}, {"block_k", 0}, {"slice_bytes", 4}},
        "variants[0].split_k.block_k must be an integer in [1, 2^20]"},
+      {"split_k",
+       {{"k_param", 0}, {"k_dim", 0}, {"block_k", 64}, {"slice_bytes", 0}},
+       "variants[0].split_k.slice_bytes must be an integer in [1, 2^30]"},
       {"workspace_bytes", -1,
        "variants[0].workspace_bytes must be an integer in [0, 2^40]"},
-      {"workspace_bytes", 0,
-       "variants[0].split_k needs max_tiles and workspace_bytes"},
+      {"max_tiles", nullptr, "variants[0].split_k needs max_tiles"},
   };
   for (const Bad &b : bad) {
     SCOPED_TRACE(b.message);
     json m = splitKMeta();
-    m["variants"][0][b.key] = b.value;
+    if (b.value.is_null())
+      m["variants"][0].erase(b.key);
+    else
+      m["variants"][0][b.key] = b.value;
     KernelPlan p;
     EXPECT_FALSE(parseMetadata(m.dump(), p, error));
     EXPECT_NE(error.find(b.message), std::string::npos) << error;
@@ -129,7 +159,8 @@ TEST(SplitKMock, LaunchGridAndWorkspace) {
   EnvGuard env(nullptr);
   KernelGuard k(load(cudaBundle(splitKMeta()), "ffi"));
   ASSERT_TRUE(k.k);
-  // N = 1000: 16 tiles, K = 1000 = 63 K tiles of 16: min(132/16, 63/16) = 3.
+  // N = 1000: 16 tiles, K = 1000 = 63 K tiles of 16, at most 8 slices: 4
+  // (16 + 2 levels of 8; 8 slices tie at 8 + 24).
   const int64_t n = 1000;
   DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
   tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
@@ -139,18 +170,19 @@ TEST(SplitKMock, LaunchGridAndWorkspace) {
       << tile_last_error();
   EXPECT_STREQ(mock->last_function, "add_kernel_sm90_sk");
   EXPECT_EQ(mock->grid[0], 16u);
-  EXPECT_EQ(mock->grid[1], 3u);
+  EXPECT_EQ(mock->grid[1], 4u);
   EXPECT_EQ(mock->grid[2], 1u);
   EXPECT_EQ(mock->block[0], 384u);
   EXPECT_EQ(c[999], 3.0f);
-  // The workspace: the last param, 4096 zeroed bytes, allocated once (the
-  // first launch also loaded the module and the map cache).
+  // The workspace: the last param, 16 tiles x 4 slices x 1000 zeroed
+  // bytes, allocated once (the first launch also loaded the module and the
+  // map cache).
   ASSERT_EQ(mock->nparams, 18);
   const int64_t ws1 = mock->params[17];
   ASSERT_NE(ws1, 0);
-  std::vector<char> zero(4096, 0);
-  EXPECT_EQ(std::memcmp(reinterpret_cast<const void *>(ws1), zero.data(), 4096),
-            0);
+  std::vector<char> zero(64000, 0);
+  EXPECT_EQ(
+      std::memcmp(reinterpret_cast<const void *>(ws1), zero.data(), 64000), 0);
   const int allocs = mock->allocs;
   ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
   EXPECT_EQ(mock->params[17], ws1);
@@ -173,13 +205,38 @@ TEST(SplitKMock, LaunchGridAndWorkspace) {
   EXPECT_EQ(mock->params[17], ws1); // s1 was the least recently used
   EXPECT_EQ(mock->allocs, allocs + 3);
   EXPECT_GT(mock->ctx_syncs, syncs);
-  // TILE_SPLIT_K: forced slices, or off (then entry.kernel: no other
-  // variant here).
+  // TILE_SPLIT_K: forced slices (fewer: a workspace taken over as it is;
+  // more: grown
+  // to 16 x 8 x 1000 bytes after a context synchronize, zeroed), or off
+  // (then entry.kernel: no other variant here).
   {
     EnvGuard forced("3");
+    const int allocs3 = mock->allocs;
     ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
     EXPECT_STREQ(mock->last_function, "add_kernel_sm90_sk");
     EXPECT_EQ(mock->grid[1], 3u);
+    EXPECT_EQ(mock->allocs, allocs3);
+  }
+  {
+    EnvGuard forced("8");
+    const int allocs8 = mock->allocs, frees8 = mock->frees,
+              syncs8 = mock->ctx_syncs;
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
+    EXPECT_EQ(mock->grid[1], 8u);
+    EXPECT_EQ(mock->allocs, allocs8 + 1);
+    EXPECT_EQ(mock->frees, frees8 + 1);
+    EXPECT_GT(mock->ctx_syncs, syncs8);
+    std::vector<char> zero8(128000, 0);
+    EXPECT_EQ(std::memcmp(reinterpret_cast<const void *>(mock->params[17]),
+                          zero8.data(), 128000),
+              0);
+    // Back to 4 slices: the grown workspace is kept.
+    const int64_t grown = mock->params[17];
+    EnvGuard autoS(nullptr);
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
+    EXPECT_EQ(mock->grid[1], 4u);
+    EXPECT_EQ(mock->params[17], grown);
+    EXPECT_EQ(mock->allocs, allocs8 + 1);
   }
   {
     EnvGuard off("off");

@@ -230,7 +230,7 @@ struct ConvertTileGemmToSM90Pass
     SmallVector<Type> argTypes(kernel.getArgumentTypes());
     unsigned nargs = argTypes.size();
     argTypes.append(kb->numTensorMaps(), LLVM::LLVMPointerType::get(ctx));
-    if (kb->workspaceBytes() > 0)
+    if (kb->takesWorkspace())
       argTypes.push_back(LLVM::LLVMPointerType::get(ctx));
     std::string kernelName = name + "_kernel_sm90" + suffix.str();
     auto fn = gpu::GPUFuncOp::create(b, loc, kernelName,
@@ -250,13 +250,14 @@ struct ConvertTileGemmToSM90Pass
     SmallVector<Value> tensorMaps(
         entry.getArguments().slice(nargs, kb->numTensorMaps()));
     Value workspace;
-    if (kb->workspaceBytes() > 0)
+    if (kb->takesWorkspace())
       workspace = entry.getArguments().back();
     if (failed(kb->build(mapping, tensorMaps, workspace)))
       return failure();
     gpu::ReturnOp::create(b, loc);
     return BuiltVariant{kernelName,        m, ws, kb->sharedBytes(),
                         /*maxTiles=*/0, kb->workspaceBytes(),
+                        kb->workspaceSliceBytes(),
                         /*packKernel=*/"", /*packElemBytes=*/0, {}};
   }
 };

@@ -54,7 +54,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
                                    ArrayRef<Value> tensorMaps,
                                    Value workspaceParam) {
   assert(tensorMaps.size() == numTensorMaps() && "one pointer per map");
-  assert(bool(workspaceParam) == (workspaceBytes() > 0) &&
+  assert(bool(workspaceParam) == takesWorkspace() &&
          "a workspace param exactly when the kernel takes one");
   workspace = workspaceParam;
   if (failed(mapLaunch(mapping)))

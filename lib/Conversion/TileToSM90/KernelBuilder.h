@@ -45,8 +45,9 @@
 //   PingPongKernel (PingPong.cpp)        persistent; two consumer
 //       warpgroups alternate whole units of the tiles.
 //   SplitKKernel (SplitK.cpp)            grid (tiles, S): CTA (t, s) runs
-//       K-slice s of tile t; slices reduce in order through an f32
-//       workspace, the last applies the epilogue.
+//       K-slice s of tile t; the slices' f32 partials are summed by a
+//       binary tree through the workspace (no waiting), the root applies
+//       the epilogue.
 //   WideTileKernel (WideTile.cpp)        persistent; each CTA tile is two
 //       neighbouring launch blocks (TM x 2TN, one A tile shared).
 //
@@ -80,16 +81,23 @@ public:
   /// Emits the kernel body at the builder's insertion point. `mapping`
   /// maps the tile kernel's arguments to the gpu.func's; `tensorMaps` are
   /// the trailing CUtensorMap pointer params (numTensorMaps() of them);
-  /// `workspaceParam` the last param when workspaceBytes() > 0.
+  /// `workspaceParam` the last param when takesWorkspace().
   LogicalResult build(IRMapping &mapping, ArrayRef<Value> tensorMaps,
                       Value workspaceParam = {});
 
   /// Tensor-map params the kernel takes: A's and B's (and C's, TmaStore);
   /// none for loads without TMA (ws.ldgLoads).
   virtual unsigned numTensorMaps() const { return ws.ldgLoads ? 0 : 2; }
-  /// Bytes of the zero-initialised device workspace the kernel takes as
-  /// its last param (an !llvm.ptr after the tensor maps); 0: none.
+  /// The zero-initialised device workspace the kernel takes as its last
+  /// param (an !llvm.ptr after the tensor maps): workspaceBytes() plus, for
+  /// a split-K launch of T tiles and S slices, T * S *
+  /// workspaceSliceBytes() (the runtime sizes it per launch); none when
+  /// both are 0.
   virtual int64_t workspaceBytes() const { return 0; }
+  virtual int64_t workspaceSliceBytes() const { return 0; }
+  bool takesWorkspace() const {
+    return workspaceBytes() > 0 || workspaceSliceBytes() > 0;
+  }
   /// Dynamic shared memory the kernel uses: 1 KiB of alignment slack, the
   /// stage buffers and the epilogue's staging buffers.
   int64_t sharedBytes() const {
@@ -193,7 +201,7 @@ protected:
   Value tmaA, tmaB, tmaC;   // tmaC: TmaStoreKernel only
   Value full, empty;        // the mbarrier groups
   Value nIter;              // hardware K iterations per tile (per CTA)
-  Value workspace;          // the workspace param (workspaceBytes() > 0)
+  Value workspace;          // the workspace param (takesWorkspace())
   Value signaller;          // consumers: thread 0 of the warpgroup
 };
 
@@ -301,27 +309,24 @@ protected:
 /// the K loop cut into S slices. Launched with grid (tiles, S, 1): CTA
 /// (t, s) maps linear tile t like the persistent kernel and runs hardware
 /// K iterations [s*n/S, (s+1)*n/S) of the tile's n (an empty range gives a
-/// zero partial). Serial reduction through the workspace param (layout:
-/// kSplitKMaxTiles u32 semaphores, padded to a multiple of 256 bytes, then one f32
-/// TMxTN partial per tile, each consumer thread's values at
-/// [j * consumer threads + thread], so every thread reads back exactly
-/// what the same thread of the previous slice wrote):
-///   slice s > 0: thread 0 spins on ld.acquire.gpu sem[t] == s, then a
-///     consumer barrier; every thread adds the stored partial to its own
-///     (fixed order p0 + p1 + ... : deterministic);
-///   slice s < S-1: stores its sum, consumer barrier, thread 0: fence
-///     release (gpu) + relaxed store sem[t] = s + 1;
-///   slice S-1: the launch's epilogue and C from registers, sem[t] = 0
-///     (self-resetting: the workspace is zeroed once, when allocated).
-/// Slice s only waits for slice s-1 (a lower linear CTA id): CTAs are
-/// dispatched in linear order, and the runtime keeps tiles x S within one
-/// wave.
+/// zero partial). The S partials are summed by a binary tree over the
+/// slices (fixed association: deterministic) whose nodes are joined by
+/// arrival counters; whoever arrives second at a node adds its sibling's
+/// partial, nobody waits (see SplitK.cpp). The workspace param holds, for
+/// a launch of T tiles and S slices (tiles x S x workspaceSliceBytes()):
+///   T*S f32 TMxTN partial slots, slot (t, r) at t*S + r, each consumer
+///     thread's values as vectors at [(j * consumer threads + thread) *
+///     vec], so every thread reads exactly what the same thread of the
+///     sibling CTA wrote;
+///   then T*S u32 arrival counters, counter (t, m) at t*S + m, 0 between
+///     launches (self-resetting: the workspace is zeroed once, when
+///     allocated).
 class SplitKKernel : public PersistentKernel {
 public:
   using PersistentKernel::PersistentKernel;
-  int64_t workspaceBytes() const override;
-  /// Bytes of the semaphore block at the start of the workspace.
-  static int64_t semaphoreBytes() { return (kSplitKMaxTiles * 4 + 255) / 256 * 256; }
+  int64_t workspaceSliceBytes() const override;
+  /// Bytes of one f32 partial tile.
+  int64_t partialBytes() const { return m.tileM * m.tileN * 4; }
 
 protected:
   LogicalResult mapLaunch(IRMapping &mapping) override;
@@ -329,7 +334,7 @@ protected:
   void producer(IRMapping &mapping) override;
   void consumer(IRMapping &mapping) override;
 
-  Value tileId, slice, slices, kBegin;
+  Value tileId, slice, slices, tiles, kBegin;
 };
 
 /// Wide tiles (WideTile.cpp): the persistent cooperative kernel whose CTA

@@ -1,25 +1,45 @@
-//===- SplitK.cpp - K-slices of one output tile, reduced in order ---------===//
+//===- SplitK.cpp - K-slices of one output tile, reduced as a tree --------===//
 //
 // The split-K schedule (KernelBuilder.h, SplitKKernel; metadata "split_k"):
 // for grids smaller than the SM count the runtime launches grid (tiles, S,
-// 1), CTA (t, s) runs the hardware K iterations [s*n/S, (s+1)*n/S) of tile
-// t and the slices reduce serially, in slice order, through an f32 partial
-// tile in the workspace:
+// 1); CTA (t, s) runs the hardware K iterations [s*n/S, (s+1)*n/S) of tile
+// t and the S partial tiles are summed by a binary tree whose shape depends
+// on S only, through the launch's workspace (tiles x S f32 partial slots,
+// then tiles x S u32 arrival counters):
 //
-//   wait    (s > 0)     thread 0: spin until ld.acquire.gpu sem[t] == s;
-//                       consumer barrier; acc += partial (each thread its
-//                       own values: the layout is the accumulator's)
-//   publish (s < S-1)   partial = acc; consumer barrier; thread 0: fence
-//                       release (gpu), sem[t] = s + 1
-//   finish  (s == S-1)  the launch's epilogue on acc, C from registers;
-//                       sem[t] = 0 for the next launch
+//   level l (h = 2^l; slice s holds the sum of slices [r, r + h), r = s
+//   with its low l bits cleared): its sibling [r ^ h, ...) exists iff the
+//   parent's midpoint m = (s & ~(2h-1)) + h is < S; then
+//     store   every consumer thread its values into slot (t, r)
+//     arrive  consumer barrier; thread 0: fence.acq_rel.gpu, atom.add
+//             counter (t, m), fence.acq_rel.gpu (release and acquire);
+//             the first of the two children to arrive leaves (its partial
+//             is in the slot), the second resets the counter to 0 and (the
+//             decision reaches every consumer thread through shared memory
+//             and a consumer barrier)
+//     combine adds the sibling's slot (own + sibling = left + right:
+//             IEEE addition commutes exactly)
+//   without a sibling the sum goes up unchanged. The one CTA left after
+//   the last level holds p_0 + ... + p_{S-1} with a fixed association
+//   (deterministic, bit-identical run to run whatever the timing) and
+//   runs the launch's epilogue on it.
 //
-// Serial rather than atomics: the sum is p0 + p1 + ... in that order
-// whatever the timing (deterministic, bit-identical run to run), the
-// workspace is one partial per tile (not per slice), and only the last
-// slice runs the epilogue. The cost is the wait chain: slice s publishes
-// right after its main loop, so the chain adds about S partial round trips
-// through L2 (128 KiB per 128x256 tile) to one slice's main loop.
+// No CTA ever waits for another (no spinning, so any S and any grid is
+// safe, resident or not): whoever arrives second at a node does its work.
+// Why a tree rather than "the last slice to arrive sums all S partials":
+// one CTA reads from L2 at roughly 64 bytes per clock (~120 GB/s), so the
+// last arriver of S = 33 slices of a 128x128 tile reads 32 x 64 KiB = 2 MiB
+// (~17 us, more than the slice's own main loop of ~31 K tiles, ~9 us); the
+// tree's critical path is ceil(log2 S) = 6 levels of one 64 KiB store and
+// one 64 KiB load (~1.1 us each, ~7 us), and for S = 2 both are the same.
+// The serial chain it replaces (slice s waited for slice s-1) paid S - 1 of
+// those round trips (~35 us at S = 33). The runtime's cost model
+// (splitKSlices) prices a level at ~6 K tiles.
+//
+// Every counter a launch uses is incremented exactly twice and reset by
+// the second arrival, so a completed launch leaves them all 0 (the
+// runtime zeroes the workspace once, when it allocates it); the slots are
+// always written before they are read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +53,8 @@ using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::sm90;
 
-int64_t SplitKKernel::workspaceBytes() const {
-  return semaphoreBytes() + kSplitKMaxTiles * m.tileM * m.tileN * 4;
+int64_t SplitKKernel::workspaceSliceBytes() const {
+  return partialBytes() + 4;
 }
 
 LogicalResult SplitKKernel::mapLaunch(IRMapping &mapping) {
@@ -45,6 +65,7 @@ LogicalResult SplitKKernel::mapLaunch(IRMapping &mapping) {
   tileId = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   slice = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   slices = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  tiles = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   return success();
 }
 
@@ -74,90 +95,166 @@ void SplitKKernel::consumer(IRMapping &mapping) {
 
   auto f32 = b.getF32Type();
   auto i32T = b.getI32Type();
+  auto i1T = b.getI1Type();
   auto ptrT = LLVM::LLVMPointerType::get(ctx);
   SmallVector<Value> vals = accumulatorValues(acc, 1, loadN() / 2)[0];
-  int64_t consumerThreads = ws.consumers * 128;
+  const int64_t n = int64_t(vals.size());
+  const int64_t consumerThreads = ws.consumers * 128;
+  // Each thread's values go to the slot as vectors of `vec` (16-byte
+  // accesses when the count allows), vector j of thread `tid` at float
+  // (j * consumerThreads + tid) * vec: coalesced, and every thread reads
+  // back exactly the values the same thread of the sibling CTA wrote.
+  const int64_t vec = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+  auto vecT = VectorType::get({vec}, f32);
   auto toI64 = [&](Value v) {
     return arith::IndexCastOp::create(b, loc, b.getI64Type(), v).getResult();
   };
-  // This tile's semaphore and this thread's first partial value.
-  Value sem = LLVM::GEPOp::create(b, loc, ptrT, i32T, workspace,
-                                  ValueRange{toI64(tileId)});
-  Value partialIdx = add(cst(semaphoreBytes() / 4),
-                         add(mul(tileId, cst(m.tileM * m.tileN)), tid));
-  Value partial = LLVM::GEPOp::create(b, loc, ptrT, f32, workspace,
-                                      ValueRange{toI64(partialIdx)});
-  auto valuePtr = [&](size_t j) {
+  const int64_t tileFloats = m.tileM * m.tileN;
+  // Slot (t, r) and counter (t, m): index t * S + r (resp. m).
+  Value tileBase = mul(tileId, slices);
+  Value counters = LLVM::GEPOp::create(
+      b, loc, ptrT, f32, workspace,
+      ValueRange{toI64(mul(mul(tiles, slices), cst(tileFloats)))});
+  auto slotPtr = [&](Value start) {
+    Value first = add(mul(add(tileBase, start), cst(tileFloats)),
+                      mul(tid, cst(vec)));
+    return LLVM::GEPOp::create(b, loc, ptrT, f32, workspace,
+                               ValueRange{toI64(first)})
+        .getResult();
+  };
+  auto slotElement = [&](Value slot, int64_t j) {
     return LLVM::GEPOp::create(
-        b, loc, ptrT, f32, partial,
-        ArrayRef<LLVM::GEPArg>{int32_t(j * consumerThreads)});
+        b, loc, ptrT, f32, slot,
+        ArrayRef<LLVM::GEPArg>{int32_t(j * consumerThreads * vec)});
   };
   Value first = cmp(arith::CmpIPredicate::eq, tid, cst(0));
-  Value sliceI32 = toI32(slice);
+  auto sub = [&](Value x, Value y) {
+    return arith::SubIOp::create(b, loc, x, y).getResult();
+  };
 
-  // wait (s > 0): acc += the partial of slices 0..s-1.
-  SmallVector<Type> types(vals.size(), f32);
-  auto ifPrev = scf::IfOp::create(
-      b, loc, types, cmp(arith::CmpIPredicate::ugt, slice, cst(0)), true);
+  // The tree: while (go && h < S), carrying h, go and the values.
+  SmallVector<Value> init{cst(1), arith::ConstantIntOp::create(b, loc, i1T, 1)};
+  init.append(vals.begin(), vals.end());
+  SmallVector<Type> types{b.getIndexType(), i1T};
+  types.append(size_t(n), f32);
+  SmallVector<Location> locs(types.size(), loc);
+  auto tree = scf::WhileOp::create(b, loc, types, init);
   {
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&ifPrev.getThenRegion().front());
-    auto ifFirst = scf::IfOp::create(b, loc, TypeRange{}, first, false);
+    Block *before = b.createBlock(&tree.getBefore(), {}, types, locs);
+    Value more = arith::AndIOp::create(
+        b, loc, before->getArgument(1),
+        cmp(arith::CmpIPredicate::ult, before->getArgument(0), slices));
+    scf::ConditionOp::create(b, loc, more, before->getArguments());
+
+    Block *after = b.createBlock(&tree.getAfter(), {}, types, locs);
+    Value h = after->getArgument(0);
+    SmallVector<Value> cur(after->getArguments().drop_front(2));
+    Value twoH = add(h, h);
+    // r: the start of this CTA's range; m: the parent's midpoint.
+    Value r = arith::AndIOp::create(
+        b, loc, slice, arith::XOrIOp::create(b, loc, sub(h, cst(1)), cst(-1)));
+    Value p = arith::AndIOp::create(
+        b, loc, slice,
+        arith::XOrIOp::create(b, loc, sub(twoH, cst(1)), cst(-1)));
+    Value mid = add(p, h);
+    Value sibling = cmp(arith::CmpIPredicate::ult, mid, slices);
+    SmallVector<Type> resTypes{i1T};
+    resTypes.append(size_t(n), f32);
+    auto ifSibling = scf::IfOp::create(b, loc, resTypes, sibling, true);
     {
       OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-      auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-      b.createBlock(&spin.getBefore());
-      Value seen = LLVM::LoadOp::create(b, loc, i32T, sem, /*alignment=*/4,
-                                        /*isVolatile=*/false,
-                                        /*isNonTemporal=*/false,
-                                        /*isInvariant=*/false,
-                                        /*isInvariantGroup=*/false,
-                                        LLVM::AtomicOrdering::acquire,
-                                        "device");
-      Value notYet = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                           seen, sliceI32);
-      scf::ConditionOp::create(b, loc, notYet, ValueRange{});
-      b.createBlock(&spin.getAfter());
-      scf::YieldOp::create(b, loc);
+      b.setInsertionPointToStart(&ifSibling.getThenRegion().front());
+      // store: this range's sum into slot (t, r).
+      Value mine = slotPtr(r);
+      for (int64_t j = 0; j < n / vec; ++j) {
+        Value v = LLVM::PoisonOp::create(b, loc, vecT);
+        for (int64_t e = 0; e < vec; ++e)
+          v = LLVM::InsertElementOp::create(b, loc, v, cur[j * vec + e],
+                                            i32(e));
+        LLVM::StoreOp::create(b, loc, v, slotElement(mine, j), vec * 4);
+      }
+      // arrive: every consumer thread's stores, then thread 0's
+      // release + acquire at GPU scope on the counter.
+      namedBarrier(1, consumerThreads);
+      Value counter = LLVM::GEPOp::create(
+          b, loc, ptrT, i32T, counters, ValueRange{toI64(add(tileBase, mid))});
+      // Thread 0's decision goes to every consumer thread through shared
+      // memory (the stage buffers are idle once the main loop is done;
+      // the next write is after the next level's barrier, so after every
+      // thread's read): nvvm.barrier's or-reduction is for barrier 0 only.
+      Value flag = view(smemType({1}, i32T), cst(0));
+      auto ifFirst = scf::IfOp::create(b, loc, TypeRange{}, first, false);
+      {
+        OpBuilder::InsertionGuard g3(b);
+        b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+        LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
+        Value old = LLVM::AtomicRMWOp::create(
+            b, loc, LLVM::AtomicBinOp::add, counter, i32(1),
+            LLVM::AtomicOrdering::acq_rel, "device", /*alignment=*/4);
+        // The NVPTX backend emits the atom relaxed: the fences before and
+        // after make it the release and acquire pattern.
+        LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
+        // The second arrival is the counter's last use in this launch.
+        auto ifReset = scf::IfOp::create(
+            b, loc, TypeRange{},
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, old,
+                                  i32(1)),
+            false);
+        {
+          OpBuilder::InsertionGuard g4(b);
+          b.setInsertionPointToStart(&ifReset.getThenRegion().front());
+          LLVM::StoreOp::create(b, loc, i32(0), counter, 4);
+        }
+        memref::StoreOp::create(b, loc, old, flag, ValueRange{cst(0)});
+      }
+      // ... and orders thread 0's acquire before their loads below.
+      namedBarrier(1, consumerThreads);
+      Value second = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          memref::LoadOp::create(b, loc, flag, ValueRange{cst(0)}), i32(1));
+      auto ifSecond = scf::IfOp::create(b, loc, resTypes, second, true);
+      {
+        OpBuilder::InsertionGuard g3(b);
+        b.setInsertionPointToStart(&ifSecond.getThenRegion().front());
+        // combine: left + right. IEEE addition is commutative (exactly),
+        // so own + sibling is that sum whichever side this CTA is; the
+        // tree fixes the association, which is what rounding depends on.
+        Value theirs = slotPtr(arith::XOrIOp::create(b, loc, r, h));
+        SmallVector<Value> sums{second};
+        for (int64_t j = 0; j < n / vec; ++j) {
+          Value v = LLVM::LoadOp::create(b, loc, vecT, slotElement(theirs, j),
+                                         vec * 4);
+          for (int64_t e = 0; e < vec; ++e) {
+            Value other = LLVM::ExtractElementOp::create(b, loc, v, i32(e));
+            sums.push_back(
+                arith::AddFOp::create(b, loc, cur[j * vec + e], other));
+          }
+        }
+        scf::YieldOp::create(b, loc, sums);
+        // The first arrival leaves: its partial is in the slot.
+        b.setInsertionPointToStart(&ifSecond.getElseRegion().front());
+        SmallVector<Value> gone{second};
+        gone.append(cur.begin(), cur.end());
+        scf::YieldOp::create(b, loc, gone);
+      }
+      scf::YieldOp::create(b, loc, ifSecond.getResults());
+      // No sibling: the sum goes up unchanged.
+      b.setInsertionPointToStart(&ifSibling.getElseRegion().front());
+      SmallVector<Value> same{arith::ConstantIntOp::create(b, loc, i1T, 1)};
+      same.append(cur.begin(), cur.end());
+      scf::YieldOp::create(b, loc, same);
     }
-    // Thread 0's acquire, then the barrier: every consumer thread's reads
-    // below are ordered after slice s-1's release.
-    namedBarrier(1, consumerThreads);
-    SmallVector<Value> sums;
-    for (auto [j, v] : llvm::enumerate(vals)) {
-      Value p = LLVM::LoadOp::create(b, loc, f32, valuePtr(j), 4);
-      sums.push_back(arith::AddFOp::create(b, loc, p, v));
-    }
-    scf::YieldOp::create(b, loc, sums);
-    b.setInsertionPointToStart(&ifPrev.getElseRegion().front());
-    scf::YieldOp::create(b, loc, vals);
+    SmallVector<Value> next{twoH, ifSibling.getResult(0)};
+    next.append(ifSibling.getResults().begin() + 1, ifSibling.getResults().end());
+    scf::YieldOp::create(b, loc, next);
   }
-  SmallVector<Value> total(ifPrev.getResults());
 
-  Value last = cmp(arith::CmpIPredicate::eq, add(slice, cst(1)), slices);
-  auto ifLast = scf::IfOp::create(b, loc, TypeRange{}, last, true);
+  // The CTA still going after the last level holds the whole sum: the
+  // launch's epilogue from it, C from registers.
+  auto ifRoot = scf::IfOp::create(b, loc, TypeRange{}, tree.getResult(1), false);
   OpBuilder::InsertionGuard g(b);
-  // finish (s == S-1): the epilogue from the summed registers; the
-  // semaphore back to 0 (no other slice reads it any more in this launch).
-  b.setInsertionPointToStart(&ifLast.getThenRegion().front());
+  b.setInsertionPointToStart(&ifRoot.getThenRegion().front());
+  SmallVector<Value> total(tree.getResults().drop_front(2));
   epilogueFromValues({total}, tm, cst(0), mul(wg, cst(64)));
-  {
-    OpBuilder::InsertionGuard g2(b);
-    auto ifFirst = scf::IfOp::create(b, loc, TypeRange{}, first, false);
-    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-    LLVM::StoreOp::create(b, loc, i32(0), sem, 4);
-  }
-  // publish (s < S-1): the running sum, then sem[t] = s + 1 released at
-  // GPU scope after every consumer thread's stores (the barrier).
-  b.setInsertionPointToStart(&ifLast.getElseRegion().front());
-  for (auto [j, v] : llvm::enumerate(total))
-    LLVM::StoreOp::create(b, loc, v, valuePtr(j), 4);
-  namedBarrier(1, consumerThreads);
-  auto ifFirst = scf::IfOp::create(b, loc, TypeRange{}, first, false);
-  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-  LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
-  LLVM::StoreOp::create(b, loc, toI32(add(slice, cst(1))), sem, 4, false,
-                        false, false, LLVM::AtomicOrdering::monotonic,
-                        "device");
 }

@@ -40,10 +40,12 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     if (ws.tmaStore)
       maps.push_back(tma(m.C, 64, 64, m.outType));
     // Split-K: K is A's dim 1, counted in hardware K tiles; the runtime
-    // launches grid (tiles, S) and passes the workspace last.
+    // launches grid (tiles, S) and passes the workspace last, sized
+    // tiles x S x the slice bytes.
     SmallVector<int64_t> splitK;
     if (ws.splitK)
-      splitK = {cast<BlockArgument>(m.A).getArgNumber(), 1, kBlockK};
+      splitK = {cast<BlockArgument>(m.A).getArgNumber(), 1, kBlockK,
+                built.workspaceSliceBytes};
     // Persistent: one CTA per SM (capped at the tile count), each looping
     // over tiles. The schedule is informational (launched alike). The
     // small-grid variant (max_tiles) sends larger grids on.

@@ -24,7 +24,8 @@ struct BuiltVariant {
   WarpSpecialization ws;    // threads, schedule, epilogue, persistent
   int64_t sharedBytes = 0;  // dynamic shared memory
   int64_t maxTiles = 0;     // the runtime's "max_tiles" rule; 0: none
-  int64_t workspaceBytes = 0; // split-K: the workspace param's bytes
+  int64_t workspaceBytes = 0; // the workspace param's fixed bytes
+  int64_t workspaceSliceBytes = 0; // split-K: its bytes per tile and slice
   std::string packKernel;     // the runtime's repack kernel (PackKernel.h)
   int64_t packElemBytes = 0;
   /// Wide tiles: launch blocks per CTA tile along each grid axis (x, y,

@@ -418,8 +418,9 @@ private:
       kp[params_.size() + i] = &maps[i];
     const VariantSpec &s = vl.spec();
     CUdeviceptr workspace = 0;
-    if (s.workspaceBytes) {
-      workspace = vl.workspace(static_cast<CUstream>(stream), why);
+    if (s.takesWorkspace()) {
+      workspace = vl.workspace(static_cast<CUstream>(stream),
+                               vl.workspaceBytes(gx * gy * gz, slices), why);
       if (!workspace) {
         const char *v = std::getenv("TILE_CUDA_VERBOSE");
         if (v && *v)

@@ -48,30 +48,48 @@ std::string makeTmaSpec(const TmaPlan &t, const KernelPlan &plan,
 
 } // namespace
 
-// Measured on the H200 (docs/performance.md, "After split-K ..."): 2
-// slices of 8 K tiles each (1000^3, 128x128 tiles) were slower than 1;
-// 16 K tiles of 64 (K >= 1024) per slice keep the partial's round trip
-// small against the slice's own loads.
-static constexpr int64_t kMinKTilesPerSlice = 16;
+// The cost of one level of the split-K reduction tree (a partial tile
+// stored and its sibling's loaded by one CTA, an arrival counter), in K
+// tiles of the same output tile: both scale with the tile's area (8 bytes
+// through L2 per element at ~64 B/clock/SM against 128 flop per element
+// and K tile at ~1/132 of the tensor cores: ~4 K tiles), plus the
+// counter's round trip and each slice's own pipeline fill. 8 is the lower
+// bound the H200 measured for one level (docs/performance.md, "After
+// split-K ..."): 2 slices of 8 K tiles were slower than 1 slice of 16.
+// Not yet measured with the tree: a GPU sweep of TILE_SPLIT_K should
+// refine it.
+static constexpr int64_t kReductionLevelKTiles = 8;
 
 int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
                      int64_t maxTiles, const char *override) {
   if (tiles < 1 || tiles > maxTiles || k < 1 || blockK < 1)
     return 0;
   const int64_t kTiles = (k + blockK - 1) / blockK;
-  int64_t s;
   if (override && *override && std::strcmp(override, "auto") != 0) {
     char *end = nullptr;
     long long n = std::strtoll(override, &end, 10);
     if (end == override || *end != '\0' || n < 2)
       return 0; // "0", "1", "off" or not a number: never split-K
-    s = std::min<int64_t>({int64_t(n), kTiles, 65535});
-  } else {
-    if (sms <= 0)
-      return 0;
-    s = std::min<int64_t>(sms / tiles, kTiles / kMinKTilesPerSlice);
+    int64_t s = std::min<int64_t>({int64_t(n), kTiles, 65535});
+    return s >= 2 ? s : 0;
   }
-  return s >= 2 ? s : 0;
+  if (sms <= 0)
+    return 0;
+  // The estimated time of S slices, in K tiles: a slice's share of the K
+  // tiles, then ceil(log2 S) tree levels. S = 1 costs kTiles. Only S with
+  // tiles * S <= sms (one wave: more CTAs than SMs would queue whole
+  // slices); ties go to the smaller S (less workspace traffic).
+  const int64_t maxS = std::min<int64_t>(sms / tiles, kTiles);
+  int64_t best = 0, bestCost = kTiles;
+  for (int64_t s = 2, levels = 1; s <= maxS; ++s) {
+    if ((int64_t(1) << levels) < s)
+      ++levels;
+    const int64_t cost =
+        (kTiles + s - 1) / s + levels * kReductionLevelKTiles;
+    if (cost < bestCost)
+      best = s, bestCost = cost;
+  }
+  return best;
 }
 
 int64_t coarseTiles(const int64_t c[3], int64_t gx, int64_t gy, int64_t gz) {
@@ -145,6 +163,7 @@ bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
     }
     for (int d = 0; d < 3; ++d)
       s.coarsen[d] = v.coarsen[d];
+    s.sliceBytes = size_t(v.sliceBytes);
     for (size_t j = 0; j < v.tma.size(); ++j) {
       TmaSpec t;
       std::string why = makeTmaSpec(v.tma[j], plan, t);
@@ -211,7 +230,7 @@ std::vector<std::unique_ptr<VariantLauncher>> VariantLauncher::createAll(
       why = "the driver has no cuTensorMapEncodeTiled (older than CUDA 12.0)";
       continue;
     }
-    if (numParams + v.tma.size() + (v.workspaceBytes ? 1 : 0) >
+    if (numParams + v.tma.size() + (v.takesWorkspace() ? 1 : 0) >
         kMaxKernelParams) {
       why = "variant " + v.kernel + " has too many kernel parameters";
       continue;
@@ -305,7 +324,13 @@ int64_t VariantLauncher::slices(void *const *args, int64_t gx, int64_t gy,
                       std::getenv("TILE_SPLIT_K"));
 }
 
-CUdeviceptr VariantLauncher::workspace(CUstream stream, std::string &why) {
+size_t VariantLauncher::workspaceBytes(int64_t tiles, int64_t slices) const {
+  return spec_.workspaceBytes + size_t(tiles) * size_t(slices) *
+                                    spec_.sliceBytes;
+}
+
+CUdeviceptr VariantLauncher::workspace(CUstream stream, size_t bytes,
+                                       std::string &why) {
   // The legacy default stream has two handles (0 and CU_STREAM_LEGACY);
   // CU_STREAM_PER_THREAD is one handle for a different stream per thread.
   uintptr_t key = reinterpret_cast<uintptr_t>(stream);
@@ -318,32 +343,47 @@ CUdeviceptr VariantLauncher::workspace(CUstream stream, std::string &why) {
   for (size_t i = 0; i < kWorkspaceSlots; ++i) {
     Workspace &w = workspaces_[i];
     if (w.ptr && w.stream == key && w.thread == thread) {
-      w.lastUse = now;
-      return w.ptr;
+      victim = i;
+      break;
     }
     if (!w.ptr || (workspaces_[victim].ptr && w.lastUse < workspaces_[victim].lastUse))
       victim = i;
   }
   const Api &a = drv_->api;
   Workspace &w = workspaces_[victim];
-  if (w.ptr) {
-    // Another stream's launch may still use it; once complete, the kernel
-    // has left its semaphores at 0, so it is reused as it is.
+  const bool mine = w.ptr && w.stream == key && w.thread == thread;
+  const size_t replaced = w.bytes;
+  if (w.ptr && (!mine || w.bytes < bytes)) {
+    // Another stream's launch (or, when it grows, an earlier launch on
+    // this stream) may still use it; once complete, the kernel has left
+    // its counters at 0, so it is reused as it is.
     if (a.cuCtxSynchronize() != kSuccess) {
       why = "cuCtxSynchronize failed";
       return 0;
     }
-  } else {
+    if (w.bytes < bytes) {
+      a.cuMemFree(w.ptr);
+      w = Workspace();
+    }
+  }
+  if (!w.ptr) {
+    // Grown to at least twice the size it replaces (if the device has
+    // room): a sweep of growing launches allocates O(log) times.
+    size_t size = std::max({bytes, 2 * replaced, size_t(256)});
     CUdeviceptr p = 0;
-    CUresult r = a.cuMemAlloc(&p, spec_.workspaceBytes);
+    CUresult r = a.cuMemAlloc(&p, size);
+    if (r != kSuccess && size > bytes) {
+      size = std::max(bytes, size_t(256));
+      r = a.cuMemAlloc(&p, size);
+    }
     if (r != kSuccess) {
-      why = "cannot allocate the " + str(int64_t(spec_.workspaceBytes)) +
+      why = "cannot allocate the " + str(int64_t(size)) +
             "-byte split-K workspace: " + errorText(r);
       return 0;
     }
     // Zeroed before any launch on any stream can read it (cuMemsetD8 is
     // ordered on the legacy stream only; a non-blocking stream is not).
-    r = a.cuMemsetD8(p, 0, spec_.workspaceBytes);
+    r = a.cuMemsetD8(p, 0, size);
     if (r == kSuccess)
       r = a.cuCtxSynchronize();
     if (r != kSuccess) {
@@ -352,6 +392,7 @@ CUdeviceptr VariantLauncher::workspace(CUstream stream, std::string &why) {
       return 0;
     }
     w.ptr = p;
+    w.bytes = size;
   }
   w.stream = key;
   w.thread = thread;

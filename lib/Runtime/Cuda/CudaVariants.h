@@ -29,10 +29,11 @@
 //
 // A split-K variant ("split_k", docs/pipelines.md "Split-K") accepts a
 // launch when splitKSlices gives S >= 2 K-slices; it is launched with grid
-// (tiles, S, 1) and a trailing pointer to its workspace ("workspace_bytes",
-// zeroed when allocated; the kernel leaves it zeroed again), one per
-// (variant, stream): launches on one stream are ordered, and two streams
-// never share one (VariantLauncher::workspace).
+// (tiles, S, 1) and a trailing pointer to its workspace (workspace_bytes +
+// tiles x S x slice_bytes, zeroed when allocated; the kernel leaves its
+// counters zeroed again), one per (variant, stream), grown as launches
+// need: launches on one stream are ordered, and two streams never share
+// one (VariantLauncher::workspace).
 //
 // Repacking ("pack", CudaRepack.h): when a read-only operand's map fails
 // only for its alignment (base or row pitch), prepare() copies it with the
@@ -90,8 +91,11 @@ struct VariantSpec {
   /// kParam < 0: not a split-K variant.
   int32_t kParam = -1, kDim = 0;
   int64_t blockK = 0;
-  /// "workspace_bytes" (0: the kernel takes no workspace param).
-  size_t workspaceBytes = 0;
+  /// "workspace_bytes" and split-K's "slice_bytes": a launch of T tiles
+  /// and S slices takes a workspace of workspaceBytes + T * S * sliceBytes
+  /// (no workspace param when both are 0).
+  size_t workspaceBytes = 0, sliceBytes = 0;
+  bool takesWorkspace() const { return workspaceBytes || sliceBytes; }
   /// "pack" (CudaRepack.h): the bundle's pack kernel for packElemBytes-byte
   /// elements; empty: operands TMA cannot describe are never repacked.
   std::string packKernel;
@@ -137,15 +141,13 @@ bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
 /// tiles and a reduction extent `k` (blockK units per K tile) on a device
 /// with `sms` multiprocessors; 0 = do not use split-K. `override` is
 /// TILE_SPLIT_K's value (nullptr/""/"auto": the model).
-///   tiles > maxTiles (the workspace's capacity) or k < 1: 0;
-///   the model: S = min(floor(sms / tiles), floor(kTiles / 16)): one wave
-///     of tiles x S CTAs (each slice waits only for the one before it, all
-///     resident) and at least 16 K tiles per slice (the pipeline fills and
-///     drains per slice, and the partial's round trip through the
-///     workspace must stay small against the slice's loads: 2 slices of 8
-///     K tiles measured slower than 1); S < 2: 0 (the other variants);
+///   tiles > maxTiles (the variant's rule) or k < 1: 0;
+///   the model: with kTiles = ceil(k / blockK), the S in [2, min(sms /
+///     tiles, kTiles)] (one wave) that minimises ceil(kTiles / S) +
+///     8 * ceil(log2 S) (the slice's K tiles, then the reduction tree's
+///     levels, each priced at 8 K tiles), if that is below kTiles (S = 1);
+///     ties to the smaller S; else 0 (the other variants);
 ///   override N >= 2: min(N, kTiles, 65535) (if >= 2); "0"/"1"/"off": 0.
-/// kTiles = ceil(k / blockK).
 int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
                      int64_t maxTiles, const char *override);
 
@@ -191,11 +193,15 @@ public:
   /// this variant (always with TILE_GEMM_TILE=large). 1 for other
   /// variants.
   int64_t slices(void *const *args, int64_t gx, int64_t gy, int64_t gz) const;
-  /// The workspace for a launch on `stream` (call under prepare()'s lock):
-  /// one zeroed buffer of workspaceBytes per stream, at most
+  /// The workspace bytes of a launch of `tiles` tiles and `slices` slices.
+  size_t workspaceBytes(int64_t tiles, int64_t slices) const;
+  /// A workspace of at least `bytes` for a launch on `stream` (call under
+  /// prepare()'s lock): one zeroed buffer per stream, at most
   /// kWorkspaceSlots streams (the least recently used one is taken over
-  /// after cuCtxSynchronize). 0 with `why` on failure.
-  CUdeviceptr workspace(CUstream stream, std::string &why);
+  /// after cuCtxSynchronize); grown when a launch needs more (after
+  /// cuCtxSynchronize, to at least twice its size, zeroed again). 0 with
+  /// `why` on failure.
+  CUdeviceptr workspace(CUstream stream, size_t bytes, std::string &why);
   static constexpr size_t kWorkspaceSlots = 4;
 
   /// The trailing kernel params for this launch: mapPtrs[i] = device copy
@@ -251,6 +257,7 @@ private:
     uintptr_t stream = 0;
     std::thread::id thread; // for CU_STREAM_PER_THREAD only
     CUdeviceptr ptr = 0;
+    size_t bytes = 0;
     uint64_t lastUse = 0;
   };
   Workspace workspaces_[kWorkspaceSlots];

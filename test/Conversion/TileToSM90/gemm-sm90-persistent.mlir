@@ -15,7 +15,7 @@
 // accumulators straight from registers (no shared-memory staging, so the
 // producer refills the stages for the next tile meanwhile).
 
-// CHECK: variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_sk", {{.*}}split_k = [0, 1, 64], workspace_bytes = {{[0-9]+}}, pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, grid = sms, tma = [
+// CHECK: variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_sk", {{.*}}split_k = [0, 1, 64, {{[0-9]+}}], pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, grid = sms, tma = [
 // CHECK: gpu.func @gemm_kernel_sm90(%[[A:.*]]: memref<?x?xf16>, %[[B:.*]]: memref<?x?xf16>, %[[C:.*]]: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
 // The tile count: ceildiv(N, 128) * ceildiv(M, 128).
 // CHECK: %[[N:.*]] = memref.dim %[[B]], %c1
@@ -90,7 +90,7 @@
 // the TMA-store epilogue kernel (_t) for launches of at most 528 tiles
 // first, then the persistent cooperative kernel (gemm-sm90-tma-store.mlir
 // has the details).
-// AUTO256: variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_sk", {{.*}}split_k = [0, 1, 64], workspace_bytes = {{[0-9]+}}, pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_t", block = [384, 1, 1], shared_bytes = 230400, grid = sms, max_tiles = 528, tma = {{.*}}>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 197632, grid = sms, tma =
+// AUTO256: variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_sk", {{.*}}split_k = [0, 1, 64, {{[0-9]+}}], pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_t", block = [384, 1, 1], shared_bytes = 230400, grid = sms, max_tiles = 528, tma = {{.*}}>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 197632, grid = sms, tma =
 // AUTO256: gpu.module @gemm_sm90_module
 // AUTO256-NOT: gpu.module
 // AUTO256-DAG: gpu.func @gemm_kernel_sm90(

@@ -7,16 +7,17 @@
 
 // The split-K variant (SplitK.cpp), first in the list: for launches of at
 // most 66 tiles; the runtime picks S K-slices per launch (split_k = [A's
-// param, its K dim, 64 per K tile]) and passes the workspace (66
-// semaphores padded to 256 bytes + 66 f32 128x128 partial tiles).
-// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_sk", block = [384, 1, 1], shared_bytes = 164864, max_tiles = 66, schedule = "splitk", tma = [{{.*}}], split_k = [0, 1, 64], workspace_bytes = 4325888, pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
+// param, its K dim, 64 per K tile, workspace bytes per tile and slice: a
+// 128x128 f32 partial + a u32 counter]).
+// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_sk", block = [384, 1, 1], shared_bytes = 164864, max_tiles = 66, schedule = "splitk", tma = [{{.*}}], split_k = [0, 1, 64, 65540], pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
 // The params: the kernel's, A's and B's tensor maps, the workspace.
 // CHECK-LABEL: gpu.func @gemm_kernel_sm90_sk(
 // CHECK-SAME: %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[WS:.*]]: !llvm.ptr) kernel
-// Tile = block x, slice = block y of grid y.
+// Tile = block x, slice = block y of grid y; tiles = grid x.
 // CHECK: %[[T:.*]] = gpu.block_id  x
 // CHECK: %[[S:.*]] = gpu.block_id  y
 // CHECK: %[[NS:.*]] = gpu.grid_dim  y
+// CHECK: %[[NT:.*]] = gpu.grid_dim  x
 // The slice's K tiles: [s*n/S, (s+1)*n/S).
 // CHECK: %[[N:.*]] = arith.divui %{{.*}}, %c2
 // CHECK: %[[LO:.*]] = arith.divui %{{.*}}, %[[NS]]
@@ -30,52 +31,67 @@
 // CHECK: %[[KI:.*]] = arith.addi %[[LO]], %[[I]]
 // CHECK: arith.muli %[[KI]], %c64
 // CHECK: nvgpu.tma.async.load
-// Consumers: the main loop over the slice, then the in-order reduction.
+// Consumers: the main loop over the slice, then the tree.
 // CHECK: nvvm.setmaxregister  increase 232
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[CNT]] step
 // CHECK: nvgpu.warpgroup.mma
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: %[[SEM:.*]] = llvm.getelementptr %[[WS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i32
-// Partials after the semaphores (66 x 4 bytes padded to 512): 16384 floats
-// per tile.
-// CHECK: arith.muli %[[T]], %c16384
-// CHECK: %[[P:.*]] = llvm.getelementptr %[[WS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-// Slice s > 0 waits for sem == s (thread 0, acquire at GPU scope), then
-// every consumer thread adds its stored values.
-// CHECK: %[[SI32:.*]] = arith.index_cast %[[S]] : index to i32
-// CHECK: %[[PREV:.*]] = arith.cmpi ugt, %[[S]], %c0
-// CHECK: scf.if %[[PREV]] -> (f32,
-// CHECK: scf.while
-// CHECK: %[[SEEN:.*]] = llvm.load %[[SEM]] atomic syncscope("device") acquire
-// CHECK: arith.cmpi ne, %[[SEEN]], %[[SI32]] : i32
-// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
-// CHECK: llvm.getelementptr %[[P]][0]
-// CHECK: llvm.load
-// CHECK: arith.addf
-// CHECK: llvm.getelementptr %[[P]][256]
-// Last slice: epilogue from the summed registers, then sem = 0.
-// CHECK: %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %[[NS]]
-// CHECK: scf.if %[[LAST]] {
+// Slots (t, r) at t*S + r, 16384 floats each; the counters after the
+// tiles x S slots.
+// CHECK: %[[TB:.*]] = arith.muli %[[T]], %[[NS]]
+// CHECK: %[[SLOTS:.*]] = arith.muli %[[NT]], %[[NS]]
+// CHECK: arith.muli %[[SLOTS]], %c16384
+// CHECK: %[[CTRS:.*]] = llvm.getelementptr %[[WS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// The tree: while (go && h < S), h from 1, carrying the 64 values.
+// CHECK: %[[TREE:.*]]:66 = scf.while (%[[H:.*]] = %c1{{.*}}, %[[GO:.*]] = %true,
+// CHECK: %[[MORE:.*]] = arith.cmpi ult, %[[H]], %[[NS]]
+// CHECK: arith.andi %[[GO]], %[[MORE]]
+// CHECK: } do {
+// r = s & ~(h-1), p = s & ~(2h-1), m = p + h; a sibling iff m < S.
+// CHECK: arith.addi %[[H]], %[[H]]
+// CHECK: %[[R:.*]] = arith.andi %[[S]], %{{.*}} : index
+// CHECK: %[[P:.*]] = arith.andi %[[S]], %{{.*}} : index
+// CHECK: %[[MID:.*]] = arith.addi %[[P]], %{{.*}} : index
+// CHECK: %[[SIB:.*]] = arith.cmpi ult, %[[MID]], %[[NS]]
+// CHECK: scf.if %[[SIB]] -> (i1, f32,
+// store: this range's sum into slot (t, r), 16-byte vectors.
+// CHECK: arith.addi %[[TB]], %[[R]]
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+// arrive: barrier, thread 0: fence, atomic add, fence; the second resets
+// the counter and everybody learns the outcome through shared memory.
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// CHECK: %[[CTR:.*]] = llvm.getelementptr %[[CTRS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+// CHECK: %[[FLAG:.*]] = memref.view
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[CTR]], %{{.*}} syncscope("device") acq_rel
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: llvm.store %{{.*}}, %[[CTR]] {alignment = 4 : i64} : i32, !llvm.ptr
+// CHECK: memref.store %[[OLD]], %[[FLAG]]
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// CHECK: %[[SEEN:.*]] = memref.load %[[FLAG]]
+// CHECK: %[[SECOND:.*]] = arith.cmpi eq, %[[SEEN]], %c1_i32
+// combine: own + the sibling's slot (r ^ h) (= left + right: IEEE
+// addition commutes).
+// CHECK: scf.if %[[SECOND]] -> (i1, f32,
+// CHECK: arith.xori %[[R]], %[[H]]
+// CHECK: %[[V:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: %[[O:.*]] = llvm.extractelement %[[V]]
+// CHECK: arith.addf %{{.*}}, %[[O]] : f32
+// The root: the epilogue from the summed registers.
+// CHECK: scf.if %[[TREE]]#1 {
 // CHECK: vector.store
-// CHECK: llvm.store %{{.*}}, %[[SEM]] {alignment = 4 : i64} : i32, !llvm.ptr
-// CHECK: } else {
-// Other slices: store the sum, barrier, release sem = s + 1.
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
-// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
-// CHECK: llvm.fence syncscope("device") release
-// CHECK: llvm.store %{{.*}}, %[[SEM]] atomic syncscope("device") monotonic {alignment = 4 : i64} : i32, !llvm.ptr
 // CHECK: gpu.return
 
-// The launch's epilogue (bias + ReLU) runs once, in the last slice, on the
-// sum: after the wait, before the C stores.
+// The launch's epilogue (bias + ReLU) runs once, at the root of the tree,
+// on the sum: after the tree, before the C stores.
 // EPI-LABEL: gpu.func @gemm_epilogue_kernel_sm90_sk(
-// EPI: llvm.load %{{.*}} atomic syncscope("device") acquire
-// EPI: scf.if %{{.*}} {
+// EPI: scf.while
+// EPI-NOT: arith.maximumf
+// EPI: llvm.atomicrmw add
+// EPI-NOT: arith.maximumf
+// EPI: scf.if %{{.*}}#1 {
 // EPI: memref.load %{{.*}} : memref<?xf16>
 // EPI: arith.maximumf
-// EPI: } else {
-// EPI-NOT: arith.maximumf
-// EPI: llvm.fence syncscope("device") release
 // EPI: gpu.return
 
 // META: "kernel": "gemm_kernel_sm90_sk",
@@ -83,10 +99,15 @@
 // META: "split_k": {
 // META-NEXT: "block_k": 64,
 // META-NEXT: "k_dim": 1,
-// META-NEXT: "k_param": 0
-// META: "workspace_bytes": 4325888
+// META-NEXT: "k_param": 0,
+// META-NEXT: "slice_bytes": 65540
+// META-NOT: "workspace_bytes"
+// META: "kernel": "gemm_kernel_sm90"
 
 // PTX-LABEL: .entry gemm_kernel_sm90_sk(
-// PTX: ld.acquire.gpu.global.b32
+// PTX: st.global.v4.b32
+// PTX: bar.sync 1, 256;
 // PTX: fence.acq_rel.gpu;
-// PTX: st.relaxed.gpu.global.b32
+// PTX-NEXT: atom.global.add.u32
+// PTX-NEXT: fence.acq_rel.gpu;
+// PTX: ld.global.v4.b32

@@ -117,13 +117,18 @@ func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k
 
 // -----
 
-// expected-error @+1 {{a kernel variant's split_k must be [param, dim, block_k] with param, dim >= 0 and block_k >= 1}}
+// expected-error @+1 {{a kernel variant's split_k must be [param, dim, block_k, slice_bytes] with param, dim >= 0, block_k >= 1 and slice_bytes in [1, 2^30]}}
 func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, split_k = [0, 1]>}
 
 // -----
 
-// expected-error @+1 {{a kernel variant's split_k must be [param, dim, block_k] with param, dim >= 0 and block_k >= 1}}
-func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, split_k = [0, 1, 0]>}
+// expected-error @+1 {{a kernel variant's split_k must be [param, dim, block_k, slice_bytes] with param, dim >= 0, block_k >= 1 and slice_bytes in [1, 2^30]}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, split_k = [0, 1, 0, 4]>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's split_k must be [param, dim, block_k, slice_bytes] with param, dim >= 0, block_k >= 1 and slice_bytes in [1, 2^30]}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, split_k = [0, 1, 64, 0]>}
 
 // -----
 

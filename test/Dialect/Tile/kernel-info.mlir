@@ -48,11 +48,12 @@ func.func private @variant() attributes {
 
 // -----
 
-// A split-K variant: split_k = [param, dim, block_k] and its workspace.
+// A split-K variant: split_k = [param, dim, block_k, slice_bytes] (its
+// workspace per tile and slice).
 // CHECK-LABEL: func.func private @splitk_variant
-// CHECK-SAME: a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_sk", block = [384, 1, 1], shared_bytes = 1024, max_tiles = 66, schedule = "splitk", split_k = [0, 1, 64], workspace_bytes = 4325888>
+// CHECK-SAME: a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_sk", block = [384, 1, 1], shared_bytes = 1024, max_tiles = 66, schedule = "splitk", split_k = [0, 1, 64, 65540]>
 func.func private @splitk_variant() attributes {
-  a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_sk", block = [384, 1, 1], shared_bytes = 1024, max_tiles = 66, schedule = "splitk", split_k = [0, 1, 64], workspace_bytes = 4325888>}
+  a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_sk", block = [384, 1, 1], shared_bytes = 1024, max_tiles = 66, schedule = "splitk", split_k = [0, 1, 64, 65540]>}
 
 // -----
 

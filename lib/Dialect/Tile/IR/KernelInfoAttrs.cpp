@@ -396,9 +396,11 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a kernel variant's max_tiles must be >= 0 (0: "
                           "no limit)";
   if (!splitK.empty() &&
-      (splitK.size() != 3 || splitK[0] < 0 || splitK[1] < 0 || splitK[2] < 1))
+      (splitK.size() != 4 || splitK[0] < 0 || splitK[1] < 0 || splitK[2] < 1 ||
+       splitK[3] < 1 || splitK[3] > (int64_t(1) << 30)))
     return emitError() << "a kernel variant's split_k must be [param, dim, "
-                          "block_k] with param, dim >= 0 and block_k >= 1";
+                          "block_k, slice_bytes] with param, dim >= 0, "
+                          "block_k >= 1 and slice_bytes in [1, 2^30]";
   if (workspaceBytes < 0 || workspaceBytes > (int64_t(1) << 40))
     return emitError() << "a kernel variant's workspace_bytes must be in "
                           "[0, 2^40]";

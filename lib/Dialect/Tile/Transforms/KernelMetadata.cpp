@@ -171,8 +171,10 @@ static json::Value toJSON(KernelVariantAttr v) {
   if (v.getSchedule())
     o["schedule"] = v.getSchedule().getValue();
   if (ArrayRef<int64_t> sk = v.getSplitK(); !sk.empty())
-    o["split_k"] = json::Object{
-        {"k_param", sk[0]}, {"k_dim", sk[1]}, {"block_k", sk[2]}};
+    o["split_k"] = json::Object{{"k_param", sk[0]},
+                                {"k_dim", sk[1]},
+                                {"block_k", sk[2]},
+                                {"slice_bytes", sk[3]}};
   if (v.getWorkspaceBytes() > 0)
     o["workspace_bytes"] = v.getWorkspaceBytes();
   if (v.getPackKernel())

@@ -129,8 +129,8 @@ constexpr int64_t kTmaStoreMaxTiles = 4 * 132;
 
 /// The split-K variant runs launches of at most this many tiles: half the
 /// H100/H200's 132 SMs, so that at least 2 slices per tile fit in one wave
-/// (the runtime's rule, docs/pipelines.md "Split-K"). It sizes the
-/// variant's workspace (one f32 partial tile and one semaphore per tile).
+/// (the runtime's rule, docs/pipelines.md "Split-K"). The workspace does
+/// not depend on it: the runtime sizes it per launch (tiles x slices).
 constexpr int64_t kSplitKMaxTiles = 132 / 2;
 
 } // namespace mlir::tile::sm90

@@ -181,20 +181,22 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     (persistent: one CTA per multiprocessor); `max_tiles`: used only for
     launches of at most that many blocks (0: any); `schedule`:
     informational; `tma`: the tensor maps it takes as trailing kernel
-    parameters. `split_k = [param, dim, block_k]`: a split-K kernel (the
-    runtime launches it with grid (tiles, S, 1) for S K-slices of the
-    reduction extent `dim` of tensor param `param`, in units of `block_k`,
-    and chooses S per launch); `workspace_bytes`: the zero-initialised
-    device scratch it takes as its last kernel parameter (after the tensor
-    maps; 0: none). `pack = "NAME_pack_b2"`, `pack_elem_bytes = 2`: a
-    strided-copy kernel in the same device code with which the runtime may
-    repack a read-only operand whose base or row pitch a tensor map cannot
-    describe into an aligned workspace (docs/bundle.md, "pack").
-    maps; 0: none). `coarsen = [cx, cy, cz]`: each CTA tile of the
-    variant covers cx x cy x cz blocks of the launch's grid (the variant's
-    tiles: ceildiv(gx, cx) * ceildiv(gy, cy) * ceildiv(gz, cz); the
-    runtime's tile-shape cost model decides per launch whether it runs;
-    absent: one block per tile).
+    parameters. `split_k = [param, dim, block_k, slice_bytes]`: a split-K
+    kernel (the runtime launches it with grid (tiles, S, 1) for S K-slices
+    of the reduction extent `dim` of tensor param `param`, in units of
+    `block_k`, and chooses S per launch; its workspace holds `slice_bytes`
+    per tile and slice); `workspace_bytes`: the fixed part of the
+    zero-initialised device scratch it takes as its last kernel parameter
+    (after the tensor maps): a launch's workspace is `workspace_bytes` plus,
+    for split-K, tiles x S x `slice_bytes` (no parameter when that is 0).
+    `pack = "NAME_pack_b2"`, `pack_elem_bytes = 2`: a strided-copy kernel in
+    the same device code with which the runtime may repack a read-only
+    operand whose base or row pitch a tensor map cannot describe into an
+    aligned workspace (docs/bundle.md, "pack"). `coarsen = [cx, cy, cz]`:
+    each CTA tile of the variant covers cx x cy x cz blocks of the launch's
+    grid (the variant's tiles: ceildiv(gx, cx) * ceildiv(gy, cy) *
+    ceildiv(gz, cz); the runtime's tile-shape cost model decides per launch
+    whether it runs; absent: one block per tile).
     Example: `#tile.variant<"sm90_tma_wgmma", chip = "sm_90a",
     kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864,
     grid = sms, tma = [<param = 0, type = f16, box = [64, 128], ...>]>`.
