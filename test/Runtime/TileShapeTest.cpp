@@ -36,8 +36,10 @@ json wideMeta() {
   json sk = variant("add_kernel_sm90_sk");
   sk.erase("grid");
   sk["max_tiles"] = 66;
-  sk["split_k"] = {{"k_param", 0}, {"k_dim", 0}, {"block_k", 16}};
-  sk["workspace_bytes"] = 4096;
+  sk["split_k"] = {{"k_param", 0},
+                   {"k_dim", 0},
+                   {"block_k", 16},
+                   {"slice_bytes", 4096}};
   json wide = variant("add_kernel_sm90_wide");
   wide["coarsen"] = {2, 1, 1};
   m["variants"] = {sk, wide, variant("add_kernel_sm90")};

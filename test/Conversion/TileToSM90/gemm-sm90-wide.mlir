@@ -8,7 +8,7 @@
 // of 128x256, launch blocks (2x, y) and (2x + 1, y) (coarsen = [2, 1, 1]:
 // the launch's x moves B's column, not A's row), persistent, 4 stages of
 // (128 + 256) x 64 f16; after split-K, before the launch-tile kernel.
-// CHECK: kernel = "gemm_kernel_sm90_sk"{{.*}}<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_wide", block = [384, 1, 1], shared_bytes = 197632, grid = sms, schedule = "wide", tma = [{{.*}}], coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
+// CHECK: kernel = "gemm_kernel_sm90_sk"{{.*}}<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_wide", block = [384, 1, 1], shared_bytes = 197632, grid = sms, schedule = "wide", tma = [{{.*}}], pack = "gemm_pack_b2", pack_elem_bytes = 2, coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
 // CHECK-LABEL: gpu.func @gemm_kernel_sm90_wide(
 // The wide tiles: ceildiv(gx, 2) * gy.
 // CHECK: %[[GX:.*]] = arith.divui %{{.*}}, %c128
