@@ -135,8 +135,10 @@ cl::opt<bool> remarks(
              "the target's best, with the reason (cuda: kernels without the "
              "sm_90a TMA/wgmma path, gemms on SIMT)"),
     cl::init(false), cl::cat(tilecCategory));
+// Not "fp-contract": LLVM's codegen flags register that name in the static
+// tilec (its embedded ld.lld), and two registrations abort.
 cl::opt<bool> fpContract(
-    "fp-contract",
+    "fp-fusion",
     cl::desc("GPU targets: fuse float multiply-adds into fma instructions "
              "(like nvcc --fmad=true); false keeps each operation rounded "
              "separately (results closer to the CPU target's)"),

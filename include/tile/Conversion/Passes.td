@@ -143,7 +143,7 @@ def TileFPContract : Pass<"tile-fp-contract"> {
     so it is never less accurate than the separate operations, but it may
     differ from a CPU run in the last bits. The `tile-to-nvvm` pipeline runs
     it unless its option `fp-contract=false` is given (`tilec
-    --fp-contract=off`).
+    --fp-fusion=false`).
 
     Example:
     ```mlir

@@ -74,7 +74,7 @@ struct CompileOptions {
   bool remarks = false;
   /// GPU targets: let the code generator fuse a multiply feeding an add
   /// into one fma (nvcc's --fmad=true, the default there too); tilec
-  /// --fp-contract=false keeps every float operation separately rounded.
+  /// --fp-fusion=false keeps every float operation separately rounded.
   bool fpContract = true;
   /// Where the driver and the target record the time of each phase (tilec
   /// --mlir-timing); null when nobody listens. Targets nest their phases
