@@ -233,3 +233,18 @@ def ref_rowsum(x):
     if t is None:
         return x.astype(np.float64).sum(axis=1)
     return _to(t, x).sum(dim=1).cpu().numpy()
+
+
+def f16_inputs(seed, m, n, k):
+    """Random f16 A (m x k) and B (k x n) for the GEMM tests."""
+    r = np.random.default_rng(seed)
+    a = r.standard_normal((m, k)).astype(np.float16)
+    b = r.standard_normal((k, n)).astype(np.float16)
+    return a, b
+
+
+def run_example_gemm(compile_kernel, tmp_path, backend, m, n, k, seed):
+    """examples/gemm.mlir on f16_inputs: (C, the reference product)."""
+    bundle = compile_kernel((EXAMPLES / "gemm.mlir").read_text())
+    a, b = f16_inputs(seed, m, n, k)
+    return bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"], ref_matmul(a, b)

@@ -25,23 +25,16 @@ split)."""
 import numpy as np
 import pytest
 
-from e2e_util import EXAMPLES, TARGET, TARGET_BACKENDS, ref_matmul, rel_error
+import e2e_util
+from e2e_util import EXAMPLES, TARGET, TARGET_BACKENDS, f16_inputs, rel_error
 
 BACKENDS = (TARGET_BACKENDS or
             ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else []))
 
 
-def f16_inputs(seed, m, n, k):
-    r = np.random.default_rng(seed)
-    a = r.standard_normal((m, k)).astype(np.float16)
-    b = r.standard_normal((k, n)).astype(np.float16)
-    return a, b
-
-
 def run_example_gemm(compile_kernel, tmp_path, backend, m, n, k, seed=40):
-    bundle = compile_kernel((EXAMPLES / "gemm.mlir").read_text())
-    a, b = f16_inputs(seed, m, n, k)
-    return bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"], ref_matmul(a, b)
+    return e2e_util.run_example_gemm(compile_kernel, tmp_path, backend, m, n,
+                                     k, seed)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
