@@ -400,6 +400,16 @@ func.func @f(%n: index) {
 
 func.func @f(%n: index) {
   tile.launch blocks(%bx) in (%n) threads(32) {
+    // expected-error @+1 {{swizzle parameter 9223372036854775807 reaches beyond any shared-memory offset (bit 20)}}
+    %a = tile.alloc {layout = #tile.swizzle<bits = 3, base = 9223372036854775807, shift = 9223372036854775807>} : memref<32xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(32) {
     // expected-error @+1 {{swizzle panel (96 bytes) must be a power of two of at least 16}}
     %a = tile.alloc {layout = #tile.swizzle<bits = 3, base = 4, shift = 3, panel = 96>} : memref<64x128xf16, #tile.scope<shared>>
   }

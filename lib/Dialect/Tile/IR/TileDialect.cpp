@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/ShapedOpInterfaces.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -240,12 +241,17 @@ LogicalResult FragmentLayoutAttr::verifyAgainstShape(
       static_cast<int64_t>(shape.size()))
     return emitError() << "fragment layout has " << getThreadMap().getNumDims()
                        << " dims but the buffer has rank " << shape.size();
-  int64_t numElements = 1;
-  for (int64_t d : shape)
-    numElements *= d;
   // Enumerate the tile: fragments are register tiles (at most a few thousand
-  // elements per thread), so this is cheap and catches every bad layout.
+  // elements per thread), so this is cheap and catches every bad layout. The
+  // product is bounded as it is formed so that no shape can overflow it.
   constexpr int64_t kMaxCheckedElements = 1 << 20;
+  int64_t numElements = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && numElements > kMaxCheckedElements / d))
+      return emitError() << "fragment of shape " << llvm::interleaved(shape)
+                         << " is too large to live in registers";
+    numElements *= d;
+  }
   if (numElements > kMaxCheckedElements)
     return emitError() << "fragment of " << numElements
                        << " elements is too large to live in registers";
@@ -272,7 +278,10 @@ LogicalResult FragmentLayoutAttr::verifyAgainstShape(
   }
   if (AffineMap inverse = getInverse()) {
     int64_t regs = getNumRegisters(shape);
-    if (getThreads() * regs != numElements * getReplicate())
+    int64_t slots = 0, copies = 0;
+    if (llvm::MulOverflow(getThreads(), regs, slots) ||
+        llvm::MulOverflow(numElements, getReplicate(), copies) ||
+        slots != copies)
       return emitError() << "fragment layout with an inverse map must give "
                             "every thread the same "
                          << regs << " registers: " << getThreads() << " x "
@@ -382,6 +391,14 @@ LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   int64_t panel) {
   if (bits < 0 || base < 0 || shift < 0 || panel < 0)
     return emitError() << "swizzle parameters must be non-negative";
+  // Checked before any sum or shift below so that neither can overflow.
+  for (int64_t p : {bits, base, shift})
+    if (p > 20)
+      return emitError() << "swizzle parameter " << p
+                         << " reaches beyond any shared-memory offset (bit 20)";
+  if (bits + base + shift > 20)
+    return emitError() << "swizzle reaches bit " << bits + base + shift
+                       << ", beyond any shared-memory offset";
   if (panel && (!llvm::isPowerOf2_64(panel) || panel < 16))
     return emitError() << "swizzle panel (" << panel
                        << " bytes) must be a power of two of at least 16";
@@ -393,9 +410,6 @@ LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "swizzle shift (" << shift
                        << ") must be at least bits (" << bits
                        << ") so that the XORed bit ranges do not overlap";
-  if (bits + base + shift > 20)
-    return emitError() << "swizzle reaches bit " << bits + base + shift
-                       << ", beyond any shared-memory offset";
   return success();
 }
 
