@@ -247,10 +247,9 @@ LogicalResult FragmentLayoutAttr::verifyAgainstShape(
   constexpr int64_t kMaxCheckedElements = 1 << 20;
   int64_t numElements = 1;
   for (int64_t d : shape) {
-    if (d < 0 || (d > 0 && numElements > kMaxCheckedElements / d))
+    if (d < 0 || llvm::MulOverflow(numElements, d, numElements))
       return emitError() << "fragment of shape " << llvm::interleaved(shape)
                          << " is too large to live in registers";
-    numElements *= d;
   }
   if (numElements > kMaxCheckedElements)
     return emitError() << "fragment of " << numElements
