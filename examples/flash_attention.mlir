@@ -14,10 +14,12 @@
 // online softmax (FlashAttention-2), per 64-key tile t (a 2-stage cp.async
 // pipeline over K and V tiles; causal: only the tiles up to the diagonal):
 //   1. S = Q K^T (tensor cores, K^T read transposed from shared memory);
-//   2. S = scale * log2(e) * S, masked to -inf (tile.parallel; only in
-//      the tiles that cross S or, causal, the diagonal);
-//   3. mb[i] = max_j S[i, j]; m' = max(m, mb); alpha = exp2(m - m');
-//   4. S = exp2(S - m'), lb[i] = sum_j S[i, j];
+//   2. S masked (tile.parallel; only in the tiles that cross S or, causal,
+//      the diagonal);
+//   3. mb[i] = max_j S[i, j] (min if scale < 0); with c = scale * log2(e),
+//      m' = max(m, c mb); alpha = exp2(m - m') (m is in the log2 domain);
+//   4. S = exp2(c S - m') (one FFMA and one EX2 per score),
+//      lb[i] = sum_j S[i, j];
 //   5. l = alpha * l + lb; O = alpha * O; P = S as f16 (a fragment);
 //      O += P V.
 // Finally O *= 1 / l, copied out as f16.
@@ -50,6 +52,8 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
   %zero = arith.constant 0 : i32
   %true = arith.constant true
   %ninf = arith.constant 0xFF800000 : f32
+  %pinf = arith.constant 0x7F800000 : f32
+  %fzero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   // exp(x) = exp2(x * log2(e)): the scores are kept in the log2 domain.
   %log2e = arith.constant 1.44269504088896340736 : f32
@@ -60,7 +64,18 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
   %gq = arith.ceildivui %L, %cBM : index
   %nk = arith.ceildivui %L, %cBN : index
   %is_causal = arith.cmpi ne, %causal, %zero : i32
-  %qk_scale = arith.mulf %scale, %log2e : f32
+  %tiny = arith.constant 1.17549435E-38 : f32
+  %qk_exact = arith.mulf %scale, %log2e : f32
+  // A zero scale becomes the smallest normal float: hidden keys stay -inf
+  // once scaled (not NaN), and exp2 of any other score times it is exactly 1.
+  %unscaled = arith.cmpf oeq, %qk_exact, %fzero : f32
+  %qk_scale = arith.select %unscaled, %tiny, %qk_exact : f32
+  // The row maximum is taken over the unscaled scores, so that scaling,
+  // subtracting the maximum and exp2 are one FFMA and one EX2 per score.
+  // A negative scale turns the scaled maximum into the unscaled minimum
+  // and a hidden key into +inf before scaling (-inf after).
+  %flip = arith.cmpf olt, %qk_scale, %fzero : f32
+  %hide = arith.select %flip, %pinf, %ninf : f32
   tile.launch blocks(%bx, %by) in (%gq, %bh) threads(128) {
     %Qs = tile.alloc : memref<64x64xf16, #tile.scope<shared>>
     %Ks = tile.alloc : memref<64x64xf16, #tile.scope<shared>>
@@ -98,12 +113,11 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
       %late = arith.cmpi ugt, %klast, %q0 : index
       %diag = arith.andi %is_causal, %late : i1
       %masked = arith.ori %tail, %diag : i1
-      // Scale into the log2 domain; keys past S (the copy's zero fill) and,
-      // when causal, keys after the query are -inf.
+      // Keys past S (the copy's zero fill) and, when causal, keys after the
+      // query are hidden: -inf once scaled.
       scf.if %masked {
         tile.parallel (%i, %j) in [64, 64] {
           %s = memref.load %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
-          %x = arith.mulf %s, %qk_scale : f32
           %qi = arith.addi %q0, %i : index
           %kj = arith.addi %k0, %j : index
           %inside = arith.cmpi ult, %kj, %L : index
@@ -111,23 +125,22 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
           %hidden = arith.andi %is_causal, %future : i1
           %shown = arith.xori %hidden, %true : i1
           %keep = arith.andi %shown, %inside : i1
-          %y = arith.select %keep, %x, %ninf : f32
+          %y = arith.select %keep, %s, %hide : f32
           memref.store %y, %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
         }
-      } else {
-        tile.parallel (%i, %j) in [64, 64] {
-          %s = memref.load %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
-          %x = arith.mulf %s, %qk_scale : f32
-          memref.store %x, %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
-        }
       }
-      tile.reduce max %S into %mb {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<fragment>> into memref<64xf32, #tile.scope<fragment>>
-      // New running max; alpha rescales what was accumulated so far (0 in
+      scf.if %flip {
+        tile.reduce min %S into %mb {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<fragment>> into memref<64xf32, #tile.scope<fragment>>
+      } else {
+        tile.reduce max %S into %mb {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<fragment>> into memref<64xf32, #tile.scope<fragment>>
+      }
+      // New running max (log2 domain); alpha rescales what was accumulated so far (0 in
       // the first tile, where m is -inf; key 0 is never masked, so m is
       // finite from then on).
       tile.parallel (%i) in [64] {
         %mo = memref.load %m[%i] : memref<64xf32, #tile.scope<fragment>>
-        %mt = memref.load %mb[%i] : memref<64xf32, #tile.scope<fragment>>
+        %mr = memref.load %mb[%i] : memref<64xf32, #tile.scope<fragment>>
+        %mt = arith.mulf %mr, %qk_scale : f32
         %mn = arith.maximumf %mo, %mt : f32
         %d = arith.subf %mo, %mn : f32
         %a = math.exp2 %d : f32
@@ -137,7 +150,8 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
       tile.parallel (%i, %j) in [64, 64] {
         %s = memref.load %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
         %mi = memref.load %m[%i] : memref<64xf32, #tile.scope<fragment>>
-        %d = arith.subf %s, %mi : f32
+        %x = arith.mulf %s, %qk_scale : f32
+        %d = arith.subf %x, %mi : f32
         %p = math.exp2 %d : f32
         memref.store %p, %S[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
       }

@@ -64,11 +64,11 @@ def ref_attention(q, k, v, scale, causal):
 
 
 def run_attention(bundle, tmp_path, backend, b, h, s, d, dtype, causal,
-                  seed):
+                  seed, scale=None):
     r = rng(seed)
     q, k, v = (as_dtype(r.standard_normal((b, h, s, d)), dtype)
                for _ in range(3))
-    scale = 1.0 / np.sqrt(d)
+    scale = 1.0 / np.sqrt(d) if scale is None else scale
     out = bundle.run(tmp_path, {"Q": q, "K": k, "V": v}, backend,
                      scalars={"scale": scale, "causal": int(causal)})["O"]
     return out, ref_attention(q, k, v, scale, causal)
@@ -87,6 +87,19 @@ def test_example_flash_attention(compile_kernel, tmp_path, backend, causal, b,
     bundle = compile_kernel((EXAMPLES / "flash_attention.mlir").read_text())
     out, ref = run_attention(bundle, tmp_path, backend, b, h, s, 64, "f16",
                              causal, seed=20)
+    assert rel_error(out, ref) < 5e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("scale", [-0.3, 0.0])
+def test_example_flash_attention_any_scale(compile_kernel, tmp_path, backend,
+                                           causal, scale):
+    # The row maximum is taken before scaling: a negative scale takes the
+    # minimum and hides masked keys as +inf; 0 gives the mean of V.
+    bundle = compile_kernel((EXAMPLES / "flash_attention.mlir").read_text())
+    out, ref = run_attention(bundle, tmp_path, backend, 1, 2, 100, 64, "f16",
+                             causal, seed=25, scale=scale)
     assert rel_error(out, ref) < 5e-3
 
 

@@ -290,11 +290,14 @@ void WgmmaEmitter::emit() {
   SmallVector<Chunk> chunks;
   for (int64_t n0 = 0; n0 < plan.n; n0 += 256) {
     Chunk ch{n0, std::min<int64_t>(256, plan.n - n0), n0 / 8 * 4, {}};
-    // A clearing gemm ignores C's old values (scale-d 0): zeros, so that
-    // they are not kept alive (e.g. S of the previous loop iteration).
+    // A clearing gemm ignores C's old values (scale-d 0 on its first
+    // k-step): poison, so that they are neither kept alive (e.g. S of the
+    // previous loop iteration) nor materialized (zeros cost one mov per
+    // register per iteration).
+    Value poison = op.getClear() ? LLVM::PoisonOp::create(b, loc, f32) : Value();
     for (int64_t r = 0; r < ch.nc / 2; ++r)
       ch.acc.push_back(op.getClear()
-                           ? kl.zeroOf(f32)
+                           ? poison
                            : kl.loadRegister(*cb, kl.cst(ch.regBase + r)));
     fenceOperands(b, loc, ch.acc);
     chunks.push_back(std::move(ch));
