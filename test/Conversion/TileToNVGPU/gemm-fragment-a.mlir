@@ -3,11 +3,12 @@
 
 // examples/flash_attention.mlir: no SIMT gemm (no remark), no shared
 // scratch (shared memory is Q's tile plus two stages of K and V tiles), the
-// row max and sum as quad shuffles (2 row registers x 2 shuffles x 2 reduces
-// in each of the two versions of the pipelined loop).
+// row max (or min, for a negative scale) and sum as quad shuffles (2 row
+// registers x 2 shuffles x 3 reduces in each of the two versions of the
+// pipelined loop).
 // FA-NOT: remark
 // FA: shared_bytes = 40960
-// FA-COUNT-16: gpu.shuffle  xor
+// FA-COUNT-24: gpu.shuffle  xor
 // FA-NOT: gpu.shuffle
 
 // The FlashAttention pattern: S = Q K^T (mma.sync, ldmatrix), the row max
