@@ -71,6 +71,10 @@ struct PipelinePlan {
                                      // producer targets get D + 1 copies
   SmallVector<Operation *> producers; // global->shared copies, issue order
   bool issueFirst = true;            // producers issued before the compute
+  // The loop's own facts, for diagnostics after the loop has been lowered
+  // (and erased): the map's keys must not be dereferenced then.
+  LocationAttr loc;
+  int64_t stages = 0;
 };
 
 

@@ -142,7 +142,8 @@ static std::optional<PipelinePlan> planPipeline(PipelinedOp loop) {
     return op->getNumRegions() == 0 && isMemoryEffectFree(op);
   };
 
-  PipelinePlan plan;
+  PipelinePlan plan{/*distance=*/0, {}, /*issueFirst=*/true, loop.getLoc(),
+                    static_cast<int64_t>(loop.getStages())};
   SmallVector<int64_t> position(ops.size());
   for (size_t i = 0; i < ops.size(); ++i)
     position[i] = i;

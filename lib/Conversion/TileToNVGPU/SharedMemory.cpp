@@ -62,7 +62,8 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
     diag << ")";
   };
   // The multi-buffering of a software-pipelined loop: name the loop.
-  for (auto &[op, plan] : pipelines) {
+  for (auto &entry : pipelines) {
+    const PipelinePlan &plan = entry.second;
     int64_t copies = 0;
     for (auto &[value, buf] : buffers)
       if (buf.stages > 1 && multiBuffered.contains(value))
@@ -70,8 +71,8 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
     if (copies == 0)
       continue;
     InFlightDiagnostic diag =
-        op->emitError("tile.pipelined with stages(")
-        << cast<PipelinedOp>(op).getStages() << ") needs " << bytes
+        mlir::emitError(plan.loc, "tile.pipelined with stages(")
+        << plan.stages << ") needs " << bytes
         << " bytes of shared memory (" << copies << " of them for "
         << plan.distance + 1 << " copies of the shared buffers its copies "
         << "write)";

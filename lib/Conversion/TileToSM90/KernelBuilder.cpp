@@ -227,7 +227,7 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
   };
   // Chunks are loaded kBatch at a time, then stored: kBatch x 8 loads in
   // flight per thread within the producer's register budget.
-  constexpr int64_t kBatch = 4;
+  constexpr int64_t kBatch = 2;
   SmallVector<std::pair<Value, Value>> pending; // (vector, stage element)
   auto flush = [&] {
     for (auto [v, dst] : pending)
