@@ -199,47 +199,29 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
   Value zero =
       arith::ConstantOp::create(b, loc, m.inType, b.getZeroAttr(m.inType));
   auto lt = [&](Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); };
-  Value one = cst(1);
   // One chunk: global (row, col .. col + 7) of `src` (rows < rows, columns
-  // < cols, zero outside) as 8 values. Branch-free: an element outside is
-  // loaded from a clamped address (a block and a k-step exist only for
-  // non-empty operands) and replaced by zero, so that the loads of many
-  // chunks can be in flight at once (a branch per element kept ptxas from
-  // hoisting the next chunk's loads above this chunk's shared store, and
-  // every chunk cost a full global round trip).
-  auto loadChunk = [&](Value src, Value row, Value col, Value rows,
-                       Value cols) {
+  // < cols, zero outside) to element `dst` of the stage.
+  auto chunk = [&](Value src, Value row, Value col, Value rows, Value cols,
+                   Value dst) {
     Value rowOk = lt(row, rows);
-    Value r = arith::MinUIOp::create(
-        b, loc, row, arith::SubIOp::create(b, loc, rows, one));
-    Value lastCol = arith::SubIOp::create(b, loc, cols, one);
     SmallVector<Value> elements;
     for (int64_t e = 0; e < kChunk; ++e) {
       Value c = add(col, cst(e));
-      Value ok = arith::AndIOp::create(b, loc, rowOk, lt(c, cols));
-      Value v = memref::LoadOp::create(
-          b, loc, src,
-          ValueRange{r, arith::MinUIOp::create(b, loc, c, lastCol)});
-      elements.push_back(arith::SelectOp::create(b, loc, ok, v, zero));
+      auto ifOp = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, rowOk, lt(c, cols)),
+          [&](OpBuilder &tb, Location tl) {
+            scf::YieldOp::create(
+                tb, tl,
+                memref::LoadOp::create(tb, tl, src, ValueRange{row, c})
+                    .getResult());
+          },
+          [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, zero); });
+      elements.push_back(ifOp.getResult(0));
     }
-    return vector::FromElementsOp::create(
-        b, loc, VectorType::get({kChunk}, m.inType), elements).getResult();
-  };
-  // Chunks are loaded kBatch at a time, then stored: kBatch x 8 loads in
-  // flight per thread within the producer's register budget.
-  constexpr int64_t kBatch = 2;
-  SmallVector<std::pair<Value, Value>> pending; // (vector, stage element)
-  auto flush = [&] {
-    for (auto [v, dst] : pending)
-      vector::StoreOp::create(b, loc, v, stage, ValueRange{dst},
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
-    pending.clear();
-  };
-  auto chunk = [&](Value src, Value row, Value col, Value rows, Value cols,
-                   Value dst) {
-    pending.push_back({loadChunk(src, row, col, rows, cols), dst});
-    if (static_cast<int64_t>(pending.size()) == kBatch)
-      flush();
+    Value v = vector::FromElementsOp::create(
+        b, loc, VectorType::get({kChunk}, m.inType), elements);
+    vector::StoreOp::create(b, loc, v, stage, ValueRange{dst},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
   };
   auto swizzled = [&](Value row, Value c) {
     // row * 64 + ((c ^ (row % 8)) * 8)
@@ -263,7 +245,6 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
     chunk(globalB, add(k0, r), col, K, N,
           add(cst(bBase), add(mul(h, cst(box)), swizzled(r, c))));
   }
-  flush();
 }
 
 Value KernelBuilder::mainLoop(Value g0) {
