@@ -201,8 +201,10 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
   auto lt = [&](Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); };
   // One chunk: global (row, col .. col + 7) of `src` (rows < rows, columns
   // < cols, zero outside) to element `dst` of the stage.
-  auto chunk = [&](Value src, Value row, Value col, Value rows, Value cols,
-                   Value dst) {
+  // One chunk's loads: global (row, col .. col + 7) of `src` (rows < rows,
+  // columns < cols, zero outside) as 8 values.
+  auto loadChunk = [&](Value src, Value row, Value col, Value rows,
+                       Value cols) {
     Value rowOk = lt(row, rows);
     SmallVector<Value> elements;
     for (int64_t e = 0; e < kChunk; ++e) {
@@ -218,10 +220,28 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
           [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, zero); });
       elements.push_back(ifOp.getResult(0));
     }
-    Value v = vector::FromElementsOp::create(
-        b, loc, VectorType::get({kChunk}, m.inType), elements);
-    vector::StoreOp::create(b, loc, v, stage, ValueRange{dst},
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+    return vector::FromElementsOp::create(
+               b, loc, VectorType::get({kChunk}, m.inType), elements)
+        .getResult();
+  };
+  // The loads of kBatch chunks are issued before their shared stores: each
+  // element's load sits behind a branch, across which ptxas does not hoist
+  // the next chunk's loads, so a store per chunk would cost a global round
+  // trip per chunk. (Branch-free clamped loads let ptxas hoist everything
+  // and spill: slower on the H200.)
+  constexpr int64_t kBatch = 4;
+  SmallVector<std::pair<Value, Value>> pending; // (vector, stage element)
+  auto flush = [&] {
+    for (auto [v, dst] : pending)
+      vector::StoreOp::create(b, loc, v, stage, ValueRange{dst},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    pending.clear();
+  };
+  auto chunk = [&](Value src, Value row, Value col, Value rows, Value cols,
+                   Value dst) {
+    pending.push_back({loadChunk(src, row, col, rows, cols), dst});
+    if (static_cast<int64_t>(pending.size()) == kBatch)
+      flush();
   };
   auto swizzled = [&](Value row, Value c) {
     // row * 64 + ((c ^ (row % 8)) * 8)
@@ -245,6 +265,7 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
     chunk(globalB, add(k0, r), col, K, N,
           add(cst(bBase), add(mul(h, cst(box)), swizzled(r, c))));
   }
+  flush();
 }
 
 Value KernelBuilder::mainLoop(Value g0) {
