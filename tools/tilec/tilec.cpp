@@ -146,11 +146,10 @@ cl::opt<bool> fpContract(
     cl::init(true), cl::cat(tilecCategory));
 cl::opt<unsigned> jobs(
     "jobs",
-    cl::desc("Threads for the compile: MLIR's passes, the cuda target's "
-             "device code (one LLVM module per kernel) and ptxas "
-             "(--split-compile); 0 (default): one per core; 1: everything on "
-             "one thread, like --mlir-disable-threading. The output is the "
-             "same for any N"),
+    cl::desc("Threads for the compile: MLIR's passes and the cuda target's "
+             "device code (one LLVM module per kernel); 0 (default): one per "
+             "core; 1: one thread, like --mlir-disable-threading. The output "
+             "is the same for any N"),
     cl::value_desc("N"), cl::init(0), cl::cat(tilecCategory));
 cl::opt<bool> info(
     "info",

@@ -41,7 +41,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Triple.h"
 
 #include <future>
@@ -315,9 +314,12 @@ CUDATarget::serializeToPTX(ModuleOp module, const CompileOptions &options,
 
 /// ptxas assembling one PTX module in the background (see generate: the host
 /// wrapper is built meanwhile). ptxas compiles the module's kernels (the
-/// mma.sync kernel and the sm_90a variants) on up to one thread each
-/// (--split-compile: the same SASS, in less wall time), as many as the
-/// MLIRContext has (tilec --jobs; one with --mlir-disable-threading).
+/// mma.sync kernel and the sm_90a variants) on one thread each
+/// (--split-compile: the same SASS, in less wall time). The split is one
+/// thread per kernel whatever the machine or tilec --jobs: ptxas lays the
+/// cubin out differently for each thread count, and the bundle must not
+/// depend on where it was compiled. (Six threads on two cores also finish
+/// sooner than two: the kernels differ 10x in size.)
 class PtxasRun {
 public:
   PtxasRun(Location loc, std::string program, StringRef ptx,
@@ -340,12 +342,8 @@ public:
     for (size_t at = ptx.find(".entry "); at != StringRef::npos;
          at = ptx.find(".entry ", at + 1))
       ++kernels;
-    MLIRContext *context = loc->getContext();
-    unsigned threads = std::min<unsigned>(
-        kernels,
-        context->isMultithreadingEnabled() ? context->getNumThreads() : 1);
-    if (threads > 1)
-      splitCompile = std::to_string(threads);
+    if (kernels > 1)
+      splitCompile = std::to_string(kernels);
     start();
   }
   ~PtxasRun() {
