@@ -27,6 +27,7 @@
 #define TILE_TARGET_CUDA_PTXMERGE_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <string>
 
