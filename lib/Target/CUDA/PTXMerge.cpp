@@ -76,9 +76,8 @@ StringRef identifierAt(StringRef text, size_t i) {
 StringRef nameOf(StringRef head, bool &isFunction) {
   for (StringRef keyword : {".entry", ".func"}) {
     size_t at = head.find(keyword);
-    if (at == StringRef::npos ||
-        (at + keyword.size() < head.size() &&
-         isIdentifierChar(head[at + keyword.size()])))
+    if (at == StringRef::npos || (at + keyword.size() < head.size() &&
+                                  isIdentifierChar(head[at + keyword.size()])))
       continue;
     isFunction = true;
     size_t i = at + keyword.size();
@@ -171,7 +170,7 @@ LogicalResult splitModule(StringRef ptx, StringRef &header,
                 .str();
       return failure();
     }
-    items.push_back({bodyStart ? ItemKind::Definition
+    items.push_back({bodyStart    ? ItemKind::Definition
                      : isFunction ? ItemKind::Prototype
                                   : ItemKind::Variable,
                      name, text});
@@ -237,8 +236,8 @@ mlir::tile::cuda::mergePTXModules(ArrayRef<std::string> parts,
   for (const Item &item : declarations)
     if (item.kind == ItemKind::Variable &&
         seen[unsigned(ItemKind::Definition)].contains(item.name)) {
-      why = ("'" + Twine(item.name) + "' names a variable and a function")
-                .str();
+      why =
+          ("'" + Twine(item.name) + "' names a variable and a function").str();
       return failure();
     }
   std::string out = header.str();

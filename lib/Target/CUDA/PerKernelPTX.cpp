@@ -1,4 +1,4 @@
-//===- PerKernelPTX.cpp - device code generation, one kernel per thread ---===//
+//===- PerKernelPTX.cpp - device code, one LLVM module per kernel ---------===//
 //
 // See PerKernelPTX.h. Each part is cloned, translated to LLVM IR, optimized
 // and printed as PTX on a thread of the MLIRContext's pool, in its own
@@ -85,8 +85,9 @@ void addKeepAliveUsers(llvm::Module &module, const llvm::StringSet<> &keep) {
 /// A module holding `whole`'s copy with one kernel: the parent's attributes,
 /// the gpu.module's attributes and every op of its body but the other
 /// kernels.
-OwningOpRef<ModuleOp> clonePart(gpu::GPUModuleOp whole, Operation *kernel,
-                                const llvm::SmallPtrSetImpl<Operation *> &kernels) {
+OwningOpRef<ModuleOp>
+clonePart(gpu::GPUModuleOp whole, Operation *kernel,
+          const llvm::SmallPtrSetImpl<Operation *> &kernels) {
   OwningOpRef<ModuleOp> holder = ModuleOp::create(whole.getLoc());
   if (Operation *parent = whole->getParentOp())
     (*holder)->setAttrs(parent->getAttrDictionary());
@@ -135,8 +136,8 @@ mlir::tile::cuda::generatePerKernelPTX(gpu::GPUModuleOp module,
 
   std::vector<std::string> parts(kernels.size());
   auto generate = [&](size_t k) -> LogicalResult {
-    TimingScope kernelTiming = timing.nest(
-        std::string("kernel ") + kernels[k].getSymName().str());
+    TimingScope kernelTiming =
+        timing.nest(std::string("kernel ") + kernels[k].getSymName().str());
     OwningOpRef<ModuleOp> holder = clonePart(module, kernels[k], kernelSet);
     auto part = *holder->getOps<gpu::GPUModuleOp>().begin();
     auto onOptimized = [&](llvm::Module &m) { addKeepAliveUsers(m, keep); };

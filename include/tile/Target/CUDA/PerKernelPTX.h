@@ -1,4 +1,4 @@
-//===- PerKernelPTX.h - device code generation, one kernel per thread -*- C++ -*-===//
+//===- PerKernelPTX.h - device code, one LLVM module per kernel -*- C++ -*-===//
 //
 // The lowered gpu.module holds every kernel of a tile program (the mma.sync
 // kernel and, for sm_90a, the warp-specialized, wide-tile, split-K and
