@@ -314,12 +314,12 @@ CUDATarget::serializeToPTX(ModuleOp module, const CompileOptions &options,
 
 /// ptxas assembling one PTX module in the background (see generate: the host
 /// wrapper is built meanwhile). ptxas compiles the module's kernels (the
-/// mma.sync kernel and the sm_90a variants) on one thread each
-/// (--split-compile: the same SASS, in less wall time). The split is one
-/// thread per kernel whatever the machine or tilec --jobs: ptxas lays the
-/// cubin out differently for each thread count, and the bundle must not
-/// depend on where it was compiled. (Six threads on two cores also finish
-/// sooner than two: the kernels differ 10x in size.)
+/// mma.sync kernel and the sm_90a variants) on up to one thread each
+/// (--split-compile: the same SASS; on the two-core build host it does not
+/// shorten ptxas, docs/performance.md). The count is the number of kernels
+/// whatever the machine or tilec --jobs: ptxas lays the cubin out
+/// differently for each thread count, and the bundle must not depend on
+/// where it was compiled.
 class PtxasRun {
 public:
   PtxasRun(Location loc, std::string program, StringRef ptx,
