@@ -37,6 +37,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cstdlib>
@@ -143,6 +144,13 @@ cl::opt<bool> fpContract(
              "(like nvcc --fmad=true); false keeps each operation rounded "
              "separately (results closer to the CPU target's)"),
     cl::init(true), cl::cat(tilecCategory));
+cl::opt<unsigned> jobs(
+    "jobs",
+    cl::desc("Threads for the compile: MLIR's passes and the cuda target's "
+             "device code (one LLVM module per kernel); 0 (default): one per "
+             "core; 1: one thread, like --mlir-disable-threading. The output "
+             "is the same for any N"),
+    cl::value_desc("N"), cl::init(0), cl::cat(tilecCategory));
 cl::opt<bool> info(
     "info",
     cl::desc("Describe the bundle given as input (interface, launch shape, "
@@ -342,7 +350,16 @@ int main(int argc, char **argv) {
   mlir::tile::registerAllDialects(registry);
   for (const mlir::tile::TargetBackend *t : mlir::tile::getRegisteredTargets())
     t->registerDialects(registry);
+  // --jobs=N: the context's threads (declared first: outlives the context).
+  std::optional<llvm::DefaultThreadPool> threads;
   MLIRContext context(registry);
+  if (jobs != 0 && context.isMultithreadingEnabled()) {
+    context.disableMultithreading();
+    if (jobs > 1) {
+      threads.emplace(llvm::hardware_concurrency(jobs));
+      context.setThreadPool(*threads);
+    }
+  }
   context.loadAllAvailableDialects();
   // Remarks point at the user's source line; the op dump MLIR attaches to
   // every diagnostic would bury them.

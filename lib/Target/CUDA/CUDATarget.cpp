@@ -19,6 +19,7 @@
 #include "tile/Conversion/TileToNVVM.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 #include "tile/Target/CUDA/CUDAToolkit.h"
+#include "tile/Target/CUDA/PerKernelPTX.h"
 #include "tile/Target/HostCodegen.h"
 #include "tile/Target/TargetBackend.h"
 #include "tile/Target/Toolchain.h"
@@ -40,7 +41,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Triple.h"
 
 #include <future>
@@ -251,6 +251,7 @@ public:
 private:
   FailureOr<std::string> serializeToPTX(ModuleOp module,
                                         const CompileOptions &options,
+                                        TimingScope &timing,
                                         std::string *deviceIR) const;
   /// Starts ptxas on `ptx` in the background.
   FailureOr<std::unique_ptr<PtxasRun>>
@@ -263,7 +264,7 @@ private:
 
 FailureOr<std::string>
 CUDATarget::serializeToPTX(ModuleOp module, const CompileOptions &options,
-                           std::string *deviceIR) const {
+                           TimingScope &timing, std::string *deviceIR) const {
   // libdevice is linked when found; only a kernel that calls it needs it.
   ToolSearch libdevice = cuda::findLibdevice(options.toolkitPath);
   std::string toolkitRoot;
@@ -275,6 +276,18 @@ CUDATarget::serializeToPTX(ModuleOp module, const CompileOptions &options,
                "The kernel calls math functions, which come from libdevice. " +
                    cuda::getToolkitHint().str()),
            failure();
+
+  // One LLVM module per kernel, on parallel threads (PerKernelPTX.h); the
+  // optimized LLVM IR (--emit=llvm) is printed from the whole module.
+  auto gpuModules = module.getOps<gpu::GPUModuleOp>();
+  if (!deviceIR && llvm::hasSingleElement(gpuModules)) {
+    auto ptx = cuda::generatePerKernelPTX(*gpuModules.begin(), toolkitRoot,
+                                          options.remarks, timing);
+    if (failed(ptx))
+      return failure();
+    if (*ptx)
+      return std::move(**ptx);
+  }
 
   std::optional<SymbolTable> table;
   auto lazyTable = [&]() -> SymbolTable * {
@@ -302,7 +315,11 @@ CUDATarget::serializeToPTX(ModuleOp module, const CompileOptions &options,
 /// ptxas assembling one PTX module in the background (see generate: the host
 /// wrapper is built meanwhile). ptxas compiles the module's kernels (the
 /// mma.sync kernel and the sm_90a variants) on up to one thread each
-/// (--split-compile: the same SASS, in less wall time).
+/// (--split-compile: the same SASS; on the two-core build host it does not
+/// shorten ptxas, docs/performance.md). The count is the number of kernels
+/// whatever the machine or tilec --jobs: ptxas lays the cubin out
+/// differently for each thread count, and the bundle must not depend on
+/// where it was compiled.
 class PtxasRun {
 public:
   PtxasRun(Location loc, std::string program, StringRef ptx,
@@ -325,10 +342,8 @@ public:
     for (size_t at = ptx.find(".entry "); at != StringRef::npos;
          at = ptx.find(".entry ", at + 1))
       ++kernels;
-    unsigned threads = std::min<unsigned>(
-        kernels, llvm::hardware_concurrency().compute_thread_count());
-    if (threads > 1)
-      splitCompile = std::to_string(threads);
+    if (kernels > 1)
+      splitCompile = std::to_string(kernels);
     start();
   }
   ~PtxasRun() {
@@ -469,7 +484,7 @@ LogicalResult CUDATarget::generate(ModuleOp module,
     return buildNativeSharedObject(module, options, so);
   };
   TimingScope serializeTiming = nestTiming(options, "LLVM IR -> PTX");
-  auto ptx = serializeToPTX(module, options,
+  auto ptx = serializeToPTX(module, options, serializeTiming,
                             emit == "llvm" ? &out.artifact : nullptr);
   serializeTiming.stop();
   if (failed(ptx))
