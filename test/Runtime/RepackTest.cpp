@@ -94,9 +94,16 @@ TEST(Repack, CostRuleAndMode) {
   EXPECT_TRUE(repackPays(1001, 999, 1003,
                          repackBytes(1001, 1008, 2) +
                              repackBytes(1003, 1000, 2)));
-  // 127x131x137: 4.6 MFLOP, below the launch-gap floor.
-  EXPECT_FALSE(repackPays(127, 131, 137,
-                          repackBytes(127, 144, 2) + repackBytes(137, 136, 2)));
+  // 127x131x137: 4.6 MFLOP but three k-steps and 74 KB to copy (the
+  // latency regime); one k-step (k = 64) keeps the LDG kernel.
+  EXPECT_TRUE(repackPays(127, 131, 137,
+                         repackBytes(127, 144, 2) + repackBytes(137, 136, 2)));
+  EXPECT_FALSE(repackPays(127, 131, 64, repackBytes(64, 136, 2)));
+  // 200x300x1001: 1 MB to copy, 16 k-steps.
+  EXPECT_TRUE(repackPays(200, 300, 1001,
+                         repackBytes(200, 1008, 2) + repackBytes(1001, 304, 2)));
+  // Small but over kRepackSmallBytes and below the throughput floor.
+  EXPECT_FALSE(repackPays(16, 2000, 2001, repackBytes(2001, 2000, 2) * 2));
   // Skinny: M = 8, a huge odd B (K x N): too few FLOPs per copied byte.
   EXPECT_FALSE(repackPays(8, 8191, 8191, repackBytes(8191, 8192, 2)));
   EXPECT_FALSE(repackPays(0, 10, 10, 0));

@@ -56,23 +56,34 @@ enum class RepackMode { Off, On, Auto };
 RepackMode repackMode(const char *value);
 
 /// The cost rule: whether repacking `copyBytes` bytes (the operands'
-/// padded copies) pays for a GEMM of m x n x k. The TMA kernels run large
-/// odd shapes about 6x faster than the LDG kernel (~600 vs ~90 TFLOP/s on
-/// the H200), so the time saved is about 2mnk / 90e12 * (1 - 90/600) s,
-/// (~9.4e-15 s per FLOP), while a copy costs a read and a write of
-/// copyBytes at ~3 TB/s (~6.7e-13 s per byte) plus a few microseconds of
-/// launch gap per pack kernel: it pays from ~71 FLOPs per copied byte.
+/// padded copies) pays for a GEMM of m x n x k. Two regimes:
+///
+/// Throughput: the TMA kernels run large odd shapes about 6x faster than
+/// the LDG kernel (~600 vs ~90 TFLOP/s on the H200), so the time saved is
+/// about 2mnk / 90e12 * (1 - 90/600) s (~9.4e-15 s per FLOP), while a copy
+/// costs a read and a write of copyBytes at ~3 TB/s (~6.7e-13 s per byte)
+/// plus a launch per pack kernel: it pays from ~71 FLOPs per copied byte.
 /// Repack when
 ///   2mnk >= kRepackFlopsPerByte * copyBytes   (128: the copy costs at most
-///                                              about half the time saved),
-///   2mnk >= kRepackMinFlops                   (2^28, ~3 us of LDG-kernel
-///                                              time: below, the launch
-///                                              gaps eat the gain).
-/// E.g. 4097x4095x4100 and 1001x999x1003 repack; 127x131x137 (4.6 MFLOP)
-/// keeps the LDG kernel.
+///                                              about half the time saved)
+///   and 2mnk >= kRepackMinFlops               (2^28).
+///
+/// Latency: below that, the LDG kernel is bound by its k-steps, not its
+/// FLOPs: measured on the H200 (f16, 2026-12-01) it takes about 8 us plus
+/// 1.9 us per 64-deep k-step, against about 1.3 us per pack kernel (copies
+/// up to 1 MiB) and a TMA kernel of 5-10 us. Every small odd shape measured
+/// ran faster repacked (do_bench, LDG -> repacked): 127x131x137 18.1 ->
+/// 16.4 us, 128x128x137 15.9 -> 11.3, 255x257x263 25.1 -> 17.8, 77x1000x999
+/// 55.2 -> 16.9, 200x300x1001 (1 MB copied) 54.2 -> 19.8. So a copy of at
+/// most kRepackSmallBytes also repacks when K spans more than one k-step
+/// (k > 64; one k-step was not measured).
+///
+/// E.g. 4097x4095x4100, 1001x999x1003 and 127x131x137 repack; M = 8 with a
+/// 134 MB odd B (8x8191x8191) keeps the LDG kernel.
 bool repackPays(int64_t m, int64_t n, int64_t k, uint64_t copyBytes);
 constexpr double kRepackFlopsPerByte = 128;
 constexpr double kRepackMinFlops = double(int64_t(1) << 28);
+constexpr uint64_t kRepackSmallBytes = uint64_t(2) << 20;
 
 /// Elements per padded row: cols rounded up so that a row is a multiple
 /// of 16 bytes (elemBytes divides 16).
