@@ -41,8 +41,11 @@ def expect_path(bundle, repacked):
 @pytest.mark.parametrize("m,n,k,mode,repacked", [
     # Both A (K = 1003) and B (N = 999) odd: the cost rule repacks.
     (1001, 999, 1003, None, True),
-    # Small: the rule keeps the LDG kernel; forced, both are repacked.
-    (127, 131, 137, None, False),
+    # Small, three k-steps: the rule repacks (the latency regime); one
+    # k-step (K = 64, only B odd) keeps the LDG kernel; forced, both are
+    # repacked.
+    (127, 131, 137, None, True),
+    (127, 131, 64, None, False),
     (127, 131, 137, "1", True),
     # Only B odd (N = 777), a K tail; forced.
     (333, 777, 1112, "1", True),
