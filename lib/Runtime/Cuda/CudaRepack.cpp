@@ -20,7 +20,7 @@ RepackMode repackMode(const char *v) {
 bool repackPays(int64_t m, int64_t n, int64_t k, uint64_t copyBytes) {
   if (m < 1 || n < 1 || k < 1)
     return false;
-  if (k > 64 && copyBytes <= kRepackSmallBytes)
+  if (k > kRepackKStep && copyBytes <= kRepackSmallBytes)
     return true; // the latency regime (CudaRepack.h)
   const double flops = 2.0 * double(m) * double(n) * double(k);
   return flops >= kRepackMinFlops &&

@@ -84,6 +84,8 @@ bool repackPays(int64_t m, int64_t n, int64_t k, uint64_t copyBytes);
 constexpr double kRepackFlopsPerByte = 128;
 constexpr double kRepackMinFlops = double(int64_t(1) << 28);
 constexpr uint64_t kRepackSmallBytes = uint64_t(2) << 20;
+/// The sm90 kernels' k-step (their K tile; TileToSM90's kBlockK).
+constexpr int64_t kRepackKStep = 64;
 
 /// Elements per padded row: cols rounded up so that a row is a multiple
 /// of 16 bytes (elemBytes divides 16).
