@@ -159,6 +159,18 @@ def test_example_reduce_rows(compile_kernel, tmp_path, backend, m, n):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+# Odd sizes: one element, row pitches no 16-byte vector divides (65, 1001,
+# 3), partial tiles on both sides, a single row and a single column.
+@pytest.mark.parametrize("m,n", [(1, 1), (64, 64), (63, 65), (1000, 1001),
+                                 (1, 300), (257, 3), (128, 192)])
+def test_example_transpose(compile_kernel, tmp_path, backend, m, n):
+    bundle = compile_kernel((EXAMPLES / "transpose.mlir").read_text())
+    x = rng(9).standard_normal((m, n)).astype(np.float32)
+    out = bundle.run(tmp_path, {"X": x}, backend)["Y"]
+    np.testing.assert_array_equal(out, x.T)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("n", [1, 1000, 4096, 5000])
 def test_example_elementwise_add(compile_kernel, tmp_path, backend, n):
     bundle = compile_kernel((EXAMPLES / "elementwise_add.mlir").read_text())

@@ -1,7 +1,8 @@
 //===- InferLayouts.cpp - tile-infer-layouts ------------------------------===//
 //
 // Chooses a #tile.fragment (with its inverse map) for every fragment buffer
-// without one, and a #tile.swizzle for shared gemm operands. See Passes.td
+// without one, and a #tile.swizzle for shared gemm operands and for shared
+// buffers whose accesses it spares bank conflicts. See Passes.td
 // and docs/pipelines.md.
 //
 //===----------------------------------------------------------------------===//
@@ -500,6 +501,18 @@ struct TileInferLayoutsPass
       int64_t n = numElementsOf(shape);
       chosen[v] = n % threads == 0 ? getLinearLayout(ctx, shape, threads)
                                    : getReplicatedLayout(ctx, shape, threads);
+    });
+
+    // 6. Shared buffers that are no gemm operand: the swizzle that spares
+    // their accesses bank conflicts (a transpose's staging tile), if any.
+    launch.walk([&](AllocOp alloc) {
+      if (alloc.getLayoutAttr() ||
+          getMemoryScope(alloc.getType()) != MemoryScope::shared)
+        return;
+      if (SwizzleAttr swz = chooseBankConflictSwizzle(
+              alloc.getResult(), threads, mfma ? kMfmaWaveSize : 32,
+              layoutOf))
+        alloc.setLayoutAttr(swz);
     });
 
     for (auto &[v, layout] : chosen)

@@ -111,6 +111,19 @@ SwizzleAttr getMfmaLdsSwizzle(MLIRContext *ctx, int64_t rowBytes);
 /// `rowBytes` long (null when none is needed or possible).
 SwizzleAttr getLdmatrixSwizzle(MLIRContext *ctx, int64_t rowBytes);
 
+/// The swizzle (16-byte units, at most 3 bits) that minimizes the
+/// shared-memory bank conflicts of the accesses convert-tile-to-nvgpu emits
+/// for `buf`, a shared buffer with a static shape that is no gemm operand:
+/// tile.parallel loads and stores (iterations placed by the driving
+/// fragment's layout, from `layoutOf`), copies from and to global memory
+/// and fragments, clears and fills, over warps of `lanes` threads of a block
+/// of `threads`. Null when no swizzle needs fewer wavefronts than the
+/// row-major layout, or when a use is something else (the buffer then keeps
+/// the row-major layout).
+SwizzleAttr
+chooseBankConflictSwizzle(Value buf, int64_t threads, int64_t lanes,
+                          function_ref<FragmentLayoutAttr(Value)> layoutOf);
+
 } // namespace mlir::tile
 
 #endif // TILE_DIALECT_TILE_TRANSFORMS_LAYOUTS_H

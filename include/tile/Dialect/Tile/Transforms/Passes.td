@@ -31,7 +31,7 @@ def TileAttachMetadata : Pass<"tile-attach-metadata", "::mlir::ModuleOp"> {
 }
 
 def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
-  let summary = "Choose a #tile.fragment for every fragment and a #tile.swizzle for gemm operands";
+  let summary = "Choose a #tile.fragment for every fragment and a #tile.swizzle for shared buffers";
   let description = [{
     Gives every `tile.alloc` of a fragment without a layout a
     `#tile.fragment` with an inverse map (thread, register) -> index:
@@ -55,7 +55,11 @@ def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
     operands get the XOR swizzle that makes ldmatrix conflict-free for their
     row pitch (16-byte chunks XORed with the row index modulo 8); rows longer
     than 128 bytes are stored as 128-byte column panels, each in the 128-byte
-    swizzle (the canonical layout wgmma reads).
+    swizzle (the canonical layout wgmma reads). Other shared buffers (used
+    only by copies, clears, fills and tile.parallel loads/stores) get the
+    XOR swizzle of 16-byte chunks that needs the fewest shared-memory
+    wavefronts for the accesses the lowering emits, when that beats the
+    row-major layout (a transpose's tile read down its columns).
     With `wgmma` (sm_90a), an accumulator with 16 rows per warp (M = 16 x
     warps) gets the warp tiling with one 16-row strip per warp, which is
     wgmma's accumulator layout, instead of the squarest warp tile.
