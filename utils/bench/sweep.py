@@ -66,8 +66,11 @@ RMSNORM_N = (4096, 8192)
 
 
 def softmax_params(n):
-    r = max(1, 8192 // n)
-    return {"N": n, "R": r, "R1": r - 1, "T": 128}
+    # examples/softmax.mlir's rule: about 32 elements per thread (2 rows of
+    # 1024 over 64 threads), so that registers leave room for many blocks.
+    t = 64 if n <= 1024 else 128
+    r = max(1, 32 * t // n)
+    return {"N": n, "R": r, "R1": r - 1, "T": t}
 
 
 def rmsnorm_params(n):

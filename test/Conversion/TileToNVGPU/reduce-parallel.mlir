@@ -1,13 +1,13 @@
 // RUN: tile-opt %tile_src_root/examples/softmax.mlir --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu --canonicalize --cse | FileCheck %s
 
-// softmax: the 8x1024 tile is 64 registers per thread; the row max and sum
+// softmax: the 2x1024 tile is 32 registers per thread; the row max and sum
 // are reduced thread-locally, then by a 5-step xor butterfly in each warp,
-// then across the 4 warps through 128 bytes of shared scratch; the parallel
+// then across the 2 warps through 16 bytes of shared scratch; the parallel
 // bodies run on each thread's own registers (no shared memory).
-// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}shared_bytes = 128>
+// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}shared_bytes = 16>
 // CHECK: gpu.func @softmax_kernel(%{{.*}}: memref<?x1024xf32>, %{{.*}}: memref<?x1024xf32>) kernel
-// CHECK-DAG: memref.alloca() : memref<64xf32>
-// CHECK-DAG: memref.alloca() : memref<8xf32>
+// CHECK-DAG: memref.alloca() : memref<32xf32>
+// CHECK-DAG: memref.alloca() : memref<2xf32>
 // CHECK: arith.maximumf
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
