@@ -131,6 +131,30 @@ def TileNVVMExpandArith : Pass<"tile-nvvm-expand-arith"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileNVVMFtzExp2 : Pass<"tile-nvvm-ftz-exp2"> {
+  let summary = "Lower f32 math.exp2 in GPU kernels to ex2.approx.ftz.f32";
+  let description = [{
+    Replaces every `math.exp2` on f32 inside a `gpu.module` by the NVVM
+    intrinsic `llvm.nvvm.ex2.approx.ftz` (PTX `ex2.approx.ftz.f32`, one
+    `MUFU.EX2`), the instruction Triton's `tl.exp2` and `exp2f` under nvcc
+    `--use_fast_math` compile to. Without it, libdevice's `__nv_exp2f` gives
+    `ex2.approx.f32` (the same approximation, at most 2 ulp), which ptxas
+    wraps in a compare and two predicated multiplies per call to keep
+    subnormal inputs and results. With FTZ, a subnormal input reads as 0
+    (2^x = 1 either way in f32) and a result below 2^-126 (x < -126) is 0
+    instead of a subnormal: an absolute difference below 1.2e-38. The
+    `tile-to-nvvm` pipeline runs it.
+
+    Example:
+    ```mlir
+    %e = math.exp2 %x : f32
+    // becomes
+    %e = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz"(%x) : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def TileFPContract : Pass<"tile-fp-contract"> {
   let summary = "Allow floating-point contraction in GPU kernels";
   let description = [{

@@ -76,6 +76,7 @@ void mlir::tile::buildTileToNVVMPipeline(
   pm.addPass(createTileNVVMExpandArith());
   if (opts.fpContract)
     pm.addPass(createTileFPContract());
+  pm.addPass(createTileNVVMFtzExp2());
   pm.addPass(memref::createExpandStridedMetadataPass());
   // Views of kernel parameters (memref.subview, collapse/expand_shape) leave
   // affine.apply offset and stride arithmetic.
