@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Lowering.h"
+#include "tile/Dialect/Tile/IR/AffineEval.h"
 
 #include "tile/Conversion/LaunchUtils.h"
 #include "tile/Dialect/Tile/Transforms/Layouts.h"
@@ -45,10 +46,10 @@ static int64_t registerRunWidth(const Buffer &buf, int64_t threads,
     bool ok = true;
     for (int64_t t = 0; t < threads && ok; ++t)
       for (int64_t r = 0; r < buf.registers && ok; r += v) {
-        SmallVector<int64_t> first = inv.compose({t, r});
+        SmallVector<int64_t> first = evaluateVerifiedAffineMap(inv, {t, r});
         ok = first.back() % v == 0;
         for (int64_t k = 1; k < v && ok; ++k) {
-          SmallVector<int64_t> idx = inv.compose({t, r + k});
+          SmallVector<int64_t> idx = evaluateVerifiedAffineMap(inv, {t, r + k});
           SmallVector<int64_t> want = first;
           want.back() += k;
           ok = idx == want;

@@ -17,6 +17,7 @@
 
 
 #include "Lowering.h"
+#include "tile/Dialect/Tile/IR/AffineEval.h"
 
 #include "tile/Conversion/LaunchUtils.h"
 #include "tile/Dialect/Tile/Transforms/Layouts.h"
@@ -349,9 +350,9 @@ bool KernelLowering::holdsAll(const Buffer &driver, const Buffer &other) {
   AffineMap oIdx = other.layout.getIndexMap();
   for (int64_t t = 0; t < threads; ++t)
     for (int64_t r = 0; r < driver.registers; ++r) {
-      SmallVector<int64_t> idx = dInv.compose({t, r});
-      int64_t slot = oIdx.compose(idx).front();
-      if (oInv.compose({t, slot}) != idx)
+      SmallVector<int64_t> idx = evaluateVerifiedAffineMap(dInv, {t, r});
+      int64_t slot = evaluateVerifiedAffineMap(oIdx, idx).front();
+      if (evaluateVerifiedAffineMap(oInv, {t, slot}) != idx)
         return false;
     }
   return true;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Lowering.h"
+#include "tile/Dialect/Tile/IR/AffineEval.h"
 
 #include "tile/Conversion/LaunchUtils.h"
 #include "tile/Dialect/Tile/Transforms/Layouts.h"
@@ -143,7 +144,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
       slots.assign(driver->registers, -2); // -2: not seen yet
       for (int64_t t = 0; t < threads && fast; ++t)
         for (int64_t r = 0; r < driver->registers && fast; ++r) {
-          SmallVector<int64_t> ivs = dInv.compose({t, r});
+          SmallVector<int64_t> ivs = evaluateVerifiedAffineMap(dInv, {t, r});
           SmallVector<int64_t> idx;
           for (auto [p, c] : llvm::zip(pos, constants))
             idx.push_back(p >= 0 ? ivs[p] : c);
@@ -152,8 +153,8 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
               fast = false; // out-of-bounds access: leave it to memref
           if (!fast)
             break;
-          int64_t slot = oIdx.compose(idx).front();
-          if (oInv.compose({t, slot}) != idx)
+          int64_t slot = evaluateVerifiedAffineMap(oIdx, idx).front();
+          if (evaluateVerifiedAffineMap(oInv, {t, slot}) != idx)
             fast = false;
           slots[r] = slots[r] == -2 || slots[r] == slot ? slot : -1;
         }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Lowering.h"
+#include "tile/Dialect/Tile/IR/AffineEval.h"
 
 #include "tile/Conversion/LaunchUtils.h"
 #include "tile/Dialect/Tile/Transforms/Layouts.h"
@@ -69,10 +70,10 @@ static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
   SmallVector<int64_t> slotOf(sb.registers, -1);
   for (int64_t t = 0; t < threads; ++t)
     for (int64_t r = 0; r < sb.registers; ++r) {
-      SmallVector<int64_t> o = sInv.compose({t, r});
+      SmallVector<int64_t> o = evaluateVerifiedAffineMap(sInv, {t, r});
       o.erase(o.begin() + dim);
-      int64_t slot = tIdx.compose(o).front();
-      if (tInv.compose({t, slot}) != o ||
+      int64_t slot = evaluateVerifiedAffineMap(tIdx, o).front();
+      if (evaluateVerifiedAffineMap(tInv, {t, slot}) != o ||
           (slotOf[r] >= 0 && slotOf[r] != slot))
         return failure();
       slotOf[r] = slot;
@@ -81,7 +82,7 @@ static LogicalResult lowerReduceByShuffles(KernelLowering &kl, ReduceOp op,
   std::vector<llvm::DenseSet<int64_t>> holders(tn);
   for (int64_t t = 0; t < threads; ++t)
     for (int64_t s = 0; s < tb.registers; ++s)
-      holders[linear(tInv.compose({t, s}))].insert(t);
+      holders[linear(evaluateVerifiedAffineMap(tInv, {t, s}))].insert(t);
   SmallVector<int64_t> laneBits;
   for (int64_t bit = 1; bit < kl.waveSize; bit *= 2) {
     bool free = llvm::all_of(holders, [&](const llvm::DenseSet<int64_t> &h) {
@@ -264,7 +265,7 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
       for (int64_t r = 0; r < sb->registers && selects <= 1024; ++r) {
         llvm::SetVector<int64_t> seen;
         for (int64_t t = 0; t < threads; ++t) {
-          SmallVector<int64_t> e = sInv.compose({t, r});
+          SmallVector<int64_t> e = evaluateVerifiedAffineMap(sInv, {t, r});
           e.erase(e.begin() + dim);
           int64_t l = 0;
           for (auto [d, x] : llvm::enumerate(e))

@@ -269,6 +269,16 @@ func.func @f(%n: index) {
 // -----
 
 func.func @f(%n: index) {
+  tile.launch blocks(%bx) in (%n) threads(4) {
+    // expected-error @+1 {{fragment layout map affine_map<(d0) -> (d0 floordiv 0)> cannot be evaluated at (0): division or modulo by a non-positive value, or overflow}}
+    %a = tile.alloc {layout = #tile.fragment<thread = (i) -> (i floordiv 0), index = (i) -> (0), threads = 4>} : memref<4xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%n: index) {
   tile.launch blocks(%bx) in (%n) threads(32) {
     // expected-error @+1 {{fragment layout maps two elements to thread 0 register 0}}
     %a = tile.alloc {layout = #tile.fragment<thread = (i) -> (i mod 32), index = (i) -> (0), threads = 32>} : memref<64xf32, #tile.scope<fragment>>

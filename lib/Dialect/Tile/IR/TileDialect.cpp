@@ -1,6 +1,7 @@
 //===- TileDialect.cpp - tile dialect and attributes ----------------------===//
 
 #include "tile/Dialect/Tile/IR/TileDialect.h"
+#include "tile/Dialect/Tile/IR/AffineEval.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -254,6 +255,23 @@ LogicalResult FragmentLayoutAttr::verifyAgainstShape(
   if (numElements > kMaxCheckedElements)
     return emitError() << "fragment of " << numElements
                        << " elements is too large to live in registers";
+  // Every map is evaluated numerically (AffineEval.h): this runs on every
+  // op verification, at every element of the tile.
+  AffineMapEvaluator threadEval(getThreadMap()), indexEval(getIndexMap());
+  auto evalOne = [&](AffineMap map, ArrayRef<int64_t> point,
+                     int64_t &out) -> LogicalResult {
+    const AffineMapEvaluator &eval =
+        map == getThreadMap() ? threadEval : indexEval;
+    std::optional<int64_t> v = eval.evaluateResult(0, point);
+    if (!v)
+      return emitError() << "fragment layout map " << AffineMapAttr::get(map)
+                         << " cannot be evaluated at ("
+                         << llvm::interleaved(point)
+                         << "): division or modulo by a non-positive value, "
+                            "or overflow";
+    out = *v;
+    return success();
+  };
   llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> slotUses;
   SmallVector<int64_t> index(shape.size(), 0);
   for (int64_t linear = 0; linear < numElements; ++linear) {
@@ -262,8 +280,10 @@ LogicalResult FragmentLayoutAttr::verifyAgainstShape(
       index[d] = rest % shape[d];
       rest /= shape[d];
     }
-    int64_t thread = getThreadMap().compose(index).front();
-    int64_t slot = getIndexMap().compose(index).front();
+    int64_t thread = 0, slot = 0;
+    if (failed(evalOne(getThreadMap(), index, thread)) ||
+        failed(evalOne(getIndexMap(), index, slot)))
+      return failure();
     if (thread < 0 || thread >= getThreads())
       return emitError() << "fragment layout maps an element to thread "
                          << thread << ", outside [0, " << getThreads() << ")";
@@ -286,20 +306,35 @@ LogicalResult FragmentLayoutAttr::verifyAgainstShape(
                          << regs << " registers: " << getThreads() << " x "
                          << regs << " slots != " << numElements
                          << " elements x replicate " << getReplicate();
+    SmallVector<int64_t> idx;
+    AffineMapEvaluator inverseEval(inverse);
+    auto evalInverse = [&](int64_t t, int64_t r) -> LogicalResult {
+      if (inverseEval.evaluateAll({t, r}, idx))
+        return success();
+      return emitError() << "fragment layout inverse map "
+                         << AffineMapAttr::get(inverse)
+                         << " cannot be evaluated at (" << t << ", " << r
+                         << "): division or modulo by a non-positive value, "
+                            "or overflow";
+    };
     for (int64_t t = 0; t < getThreads(); ++t) {
       for (int64_t r = 0; r < regs; ++r) {
-        SmallVector<int64_t> idx = inverse.compose({t, r});
+        if (failed(evalInverse(t, r)))
+          return failure();
         for (auto [d, v] : llvm::enumerate(idx))
           if (v < 0 || v >= shape[d])
             return emitError() << "fragment layout inverse maps thread " << t
                                << " register " << r
                                << " outside the tile (dim " << d << " = "
                                << v << ")";
-        if (getIndexMap().compose(idx).front() != r)
+        int64_t slot = 0;
+        if (failed(evalOne(getIndexMap(), idx, slot)))
+          return failure();
+        if (slot != r)
           return emitError() << "fragment layout inverse maps thread " << t
                              << " register " << r
                              << " to an element whose index map gives "
-                             << getIndexMap().compose(idx).front();
+                             << slot;
       }
     }
     // The canonical owner of every element holds it.
@@ -309,9 +344,12 @@ LogicalResult FragmentLayoutAttr::verifyAgainstShape(
         index[d] = rest % shape[d];
         rest /= shape[d];
       }
-      int64_t thread = getThreadMap().compose(index).front();
-      int64_t slot = getIndexMap().compose(index).front();
-      if (inverse.compose({thread, slot}) != index)
+      int64_t thread = 0, slot = 0;
+      if (failed(evalOne(getThreadMap(), index, thread)) ||
+          failed(evalOne(getIndexMap(), index, slot)) ||
+          failed(evalInverse(thread, slot)))
+        return failure();
+      if (ArrayRef<int64_t>(idx) != ArrayRef<int64_t>(index))
         return emitError() << "fragment layout inverse does not map thread "
                            << thread << " register " << slot
                            << " back to the element that the thread map "
@@ -369,6 +407,7 @@ int64_t FragmentLayoutAttr::getNumRegisters(ArrayRef<int64_t> shape) const {
   for (int64_t d : shape)
     numElements *= d;
   SmallVector<int64_t> index(shape.size(), 0);
+  AffineMapEvaluator indexEval(getIndexMap());
   int64_t regs = 0;
   for (int64_t linear = 0; linear < numElements; ++linear) {
     int64_t rest = linear;
@@ -376,7 +415,10 @@ int64_t FragmentLayoutAttr::getNumRegisters(ArrayRef<int64_t> shape) const {
       index[d] = rest % shape[d];
       rest /= shape[d];
     }
-    regs = std::max(regs, getIndexMap().compose(index).front() + 1);
+    // An element whose slot cannot be evaluated counts for nothing here;
+    // verifyAgainstShape reports it.
+    if (std::optional<int64_t> slot = indexEval.evaluateResult(0, index))
+      regs = std::max(regs, *slot + 1);
   }
   return regs;
 }

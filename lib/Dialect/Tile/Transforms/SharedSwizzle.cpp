@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tile/Dialect/Tile/Transforms/Layouts.h"
+#include "tile/Dialect/Tile/IR/AffineEval.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -183,7 +184,8 @@ private:
     AffineMap inv = layout.getInverse();
     addInstructions(layout.getNumRegisters(shape), eltBytes,
                     [&](int64_t t, int64_t r) {
-                      SmallVector<int64_t> idx = inv.compose({t, r});
+                      SmallVector<int64_t> idx =
+                          evaluateVerifiedAffineMap(inv, {t, r});
                       return linearIndex(shape, idx);
                     });
     return true;
@@ -260,7 +262,8 @@ private:
       AffineMap inv = driver.getInverse();
       addInstructions(driver.getNumRegisters(extents), eltBytes,
                       [&](int64_t t, int64_t r) {
-                        return element(inv.compose({t, r}));
+                        return element(
+                            evaluateVerifiedAffineMap(inv, {t, r}));
                       });
       return true;
     }
