@@ -248,16 +248,57 @@ func.func @shared_producer(%X: memref<?xf32>, %Z: memref<?xf32>, %n: index) attr
 
 // -----
 
+// Nothing to multi-buffer in registers (the loop's stages are the cp.async
+// pipeline's business): unchanged, no remark.
 // CHECK-LABEL: func.func @no_fragment_copy
 // CHECK: tile.pipelined
-func.func @no_fragment_copy(%n: index) attributes {tile.kernel} {
+func.func @no_fragment_copy(%X: memref<?xf32>, %n: index) attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.launch blocks(%bx) in (%c1) threads(128) {
+    %s = tile.alloc : memref<128xf32, #tile.scope<shared>>
     %acc = tile.alloc : memref<128xf32, #tile.scope<fragment>>
-    // expected-remark @below {{the body has no global -> fragment copy}}
     tile.pipelined %t = %c0 to %n step %c1 stages(2) {
-      tile.clear %acc : memref<128xf32, #tile.scope<fragment>>
+      tile.copy %X[%t] to %s : memref<?xf32> to memref<128xf32, #tile.scope<shared>>
+      tile.copy %s to %acc : memref<128xf32, #tile.scope<shared>> to memref<128xf32, #tile.scope<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @nested_copy
+// CHECK: tile.pipelined
+func.func @nested_copy(%X: memref<?xf32>, %n: index, %c: i1) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc : memref<128xf32, #tile.scope<fragment>>
+    // expected-remark @below {{the copy into a fragment cannot run ahead: it is nested in scf.if}}
+    tile.pipelined %t = %c0 to %n step %c1 stages(2) {
+      scf.if %c {
+        tile.copy %X[%t] to %x : memref<?xf32> to memref<128xf32, #tile.scope<fragment>>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @explicit_stages
+// CHECK: tile.pipelined
+func.func @explicit_stages(%X: memref<?xf32>, %n: index) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc : memref<128xf32, #tile.scope<fragment>>
+    %acc = tile.alloc : memref<128xf32, #tile.scope<fragment>>
+    // expected-remark @below {{the loop has explicit 'stage' / 'order' attributes}}
+    tile.pipelined %t = %c0 to %n step %c1 stages(2) attributes {stage = array<i64: 0, 1>} {
+      tile.copy %X[%t] to %x : memref<?xf32> to memref<128xf32, #tile.scope<fragment>>
+      tile.copy %x to %acc : memref<128xf32, #tile.scope<fragment>> to memref<128xf32, #tile.scope<fragment>>
     }
   }
   return

@@ -76,6 +76,11 @@ bool isFragmentMemRef(Type t) {
   return m && getMemoryScope(m) == MemoryScope::fragment;
 }
 
+bool isGlobalToFragment(CopyOp copy) {
+  return isGlobalMemRef(copy.getSource().getType()) &&
+         isFragmentMemRef(copy.getTarget().getType());
+}
+
 /// Whether `v` can be recomputed for any iteration: defined outside the
 /// loop, the induction variable, or side-effect-free ops of the body (no
 /// regions) over those. Collects the body ops it needs into `slice`.
@@ -183,6 +188,12 @@ struct TilePipelineFragmentCopiesPass
         loops.push_back(loop);
     });
     for (PipelinedOp loop : loops) {
+      // A loop without such copies has nothing to gain here (its stages are
+      // the cp.async pipeline's business): no remark.
+      bool any = false;
+      loop.getBody().walk([&](CopyOp c) { any |= isGlobalToFragment(c); });
+      if (!any)
+        continue;
       SmallVector<CopyOp> producers;
       std::string why = plan(loop, producers);
       if (!why.empty()) {
@@ -219,9 +230,14 @@ struct TilePipelineFragmentCopiesPass
       return "the loop may write global memory (" +
              w->getName().getStringRef().str() + ")";
     std::string firstWhy;
+    loop.getBody().walk([&](CopyOp copy) {
+      if (isGlobalToFragment(copy) &&
+          copy->getBlock() != &loop.getBodyBlock() && firstWhy.empty())
+        firstWhy = "the copy into a fragment cannot run ahead: it is nested "
+                   "in " + copy->getParentOp()->getName().getStringRef().str();
+    });
     for (auto copy : loop.getBodyBlock().getOps<CopyOp>()) {
-      if (!isGlobalMemRef(copy.getSource().getType()) ||
-          !isFragmentMemRef(copy.getTarget().getType()))
+      if (!isGlobalToFragment(copy))
         continue;
       std::string why = whyNotProducer(loop, copy);
       if (why.empty())
@@ -229,10 +245,7 @@ struct TilePipelineFragmentCopiesPass
       else if (firstWhy.empty())
         firstWhy = "the copy into a fragment cannot run ahead: " + why;
     }
-    if (producers.empty())
-      return firstWhy.empty() ? "the body has no global -> fragment copy"
-                              : firstWhy;
-    return "";
+    return producers.empty() ? firstWhy : "";
   }
 
   void rewrite(PipelinedOp loop, SmallVector<CopyOp> producers) {

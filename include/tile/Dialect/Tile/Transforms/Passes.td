@@ -102,7 +102,8 @@ def TilePipelineFragmentCopies
     with global -> shared copies (the cp.async pipeline's producers), with
     explicit `stage` / `order` attributes or nested in another
     `tile.pipelined` are left unchanged. With `remarks`, each loop with
-    S >= 2 that is left unchanged gets a remark saying why.
+    S >= 2 and a global -> fragment copy that it leaves unchanged gets a
+    remark saying why (loops without such copies are not its business).
 
     ```mlir
     tile.pipelined %t = %c0 to %n step %c1 stages(2) {
@@ -118,7 +119,8 @@ def TilePipelineFragmentCopies
   }];
   let options = [
     Option<"remarks", "remarks", "bool", "false",
-           "Emit a remark for each loop with stages >= 2 left unchanged">
+           "Emit a remark for each loop with stages >= 2 whose global -> "
+           "fragment copies are not multi-buffered">
   ];
   let dependentDialects = ["::mlir::tile::TileDialect",
                            "::mlir::arith::ArithDialect",
