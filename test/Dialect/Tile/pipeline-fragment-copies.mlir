@@ -114,7 +114,7 @@ func.func @writes_global(%X: memref<?xf32>, %Y: memref<?xf32>, %n: index) attrib
   %c1 = arith.constant 1 : index
   tile.launch blocks(%bx) in (%c1) threads(128) {
     %x = tile.alloc : memref<128xf32, #tile.scope<fragment>>
-    // expected-remark @below {{global -> fragment copies not pipelined: the loop may write global memory (tile.copy)}}
+    // expected-remark @below {{tile.pipelined: global -> fragment copies not multi-buffered in registers: the loop may write global memory (tile.copy)}}
     tile.pipelined %t = %c0 to %n step %c1 stages(2) {
       tile.copy %X[%t] to %x : memref<?xf32> to memref<128xf32, #tile.scope<fragment>>
       tile.copy %x to %Y[%t] : memref<128xf32, #tile.scope<fragment>> to memref<?xf32>

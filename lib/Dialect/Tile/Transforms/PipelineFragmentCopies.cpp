@@ -198,7 +198,9 @@ struct TilePipelineFragmentCopiesPass
       std::string why = plan(loop, producers);
       if (!why.empty()) {
         if (remarks)
-          loop.emitRemark("global -> fragment copies not pipelined: ") << why;
+          loop.emitRemark("tile.pipelined: global -> fragment copies not "
+                          "multi-buffered in registers: ")
+              << why;
         continue;
       }
       rewrite(loop, producers);
