@@ -10,9 +10,13 @@
 // columns in ceil(N / 1024) chunks of 4x1024, copying each chunk from X
 // straight into a fragment (32 elements per thread, as 16-byte loads where
 // X's rows are 16-byte aligned) and adding it elementwise into an
-// accumulator fragment of the same shape. Only after the loop does it
-// reduce the accumulator's rows (per-thread sums, then warp shuffles, then
-// across the 4 warps through shared memory) and write Y[4b : 4b + 4].
+// accumulator fragment of the same shape. The loop is `stages(2)`: the
+// copy of chunk t + 1 is issued into a second fragment before the adds of
+// chunk t (tile-pipeline-fragment-copies: register double buffering, the
+// loop unrolled by 2), so two chunks of loads per block are in flight
+// instead of one. Only after the loop does it reduce the accumulator's rows
+// (per-thread sums, then warp shuffles, then across the 4 warps through
+// shared memory) and write Y[4b : 4b + 4].
 //
 // Tails need no masking: columns >= N and rows >= M of a chunk read as
 // zero, which adds nothing to a sum, and the writes of rows >= M to Y are
@@ -41,7 +45,7 @@ func.func @reduce_rows(%X: memref<?x?xf32> {tile.name = "X", tile.dims = ["M", "
     %sums = tile.alloc : memref<4xf32, #tile.scope<fragment>>
     %row = arith.muli %bx, %c4 : index
     tile.clear %acc : memref<4x1024xf32, #tile.scope<fragment>>
-    tile.pipelined %t = %c0 to %nchunks step %c1 stages(1) {
+    tile.pipelined %t = %c0 to %nchunks step %c1 stages(2) {
       %col = arith.muli %t, %c1024 : index
       tile.copy %X[%row, %col] to %x : memref<?x?xf32> to memref<4x1024xf32, #tile.scope<fragment>>
       tile.parallel (%i, %j) in [4, 1024] {

@@ -273,6 +273,55 @@ def test_reduce(compile_kernel, tmp_path, backend, dtype, kind, clear):
 
 
 # --------------------------------------------------------------------------
+# tile.pipelined with global -> fragment producers (register multi-buffering
+# by tile-pipeline-fragment-copies for stages >= 2; stages(1) is the serial
+# control): trip counts 0, 1, 2, 3 and more, odd sizes, both loop forms.
+# --------------------------------------------------------------------------
+
+PIPELINED_LOOPS = {
+    "chunks": "tile.pipelined %t = %c0 to %nt step %c1 stages({S}) {{\n"
+              "      %col = arith.muli %t, %c64 : index",
+    "columns": "tile.pipelined %col = %start to %N step %c64 stages({S}) {{",
+}
+
+
+def ref_decayed_rowsum(x, w, start):
+    m, n = x.shape
+    acc = np.zeros((m, 64))
+    for c in range(start, n, 64):
+        chunk = np.zeros((m, 64))
+        k = min(64, n - c)
+        chunk[:, :k] = x[:, c:c + k].astype(np.float64) * w[:, c:c + k]
+        acc = 0.5 * acc + chunk
+    return acc.sum(axis=1)
+
+
+# Trip counts 0, 1, 2, 3, 5, 16 (from column 0); 5 and 0 from a later start.
+PIPELINED_SHAPES = [(5, 0, 0), (7, 37, 0), (9, 100, 0), (3, 129, 0),
+                    (17, 300, 0), (33, 1000, 0)]
+PIPELINED_CASES = ([("chunks",) + s for s in PIPELINED_SHAPES] +
+                   [("columns",) + s for s in PIPELINED_SHAPES] +
+                   [("columns", 11, 300, 45), ("columns", 6, 50, 70)])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("stages", [1, 2, 3])
+@pytest.mark.parametrize("loop,m,n,start", PIPELINED_CASES)
+def test_pipelined_fragment_copies(compile_kernel, tmp_path, backend, stages,
+                                   loop, m, n, start):
+    src = (KERNELS / "pipelined_fragment.mlir.in").read_text().format(
+        STAGES=stages, LOOP=loop,
+        LOOP_BEGIN=PIPELINED_LOOPS[loop].format(S=stages))
+    bundle = compile_kernel(src)
+    r = rng(13)
+    x = r.standard_normal((m, n)).astype(np.float32)
+    w = r.standard_normal((m, n)).astype(np.float32)
+    out = bundle.run(tmp_path, {"X": x, "W": w}, backend,
+                     scalars={"start": start})["Y"]
+    assert rel_error(out, ref_decayed_rowsum(x, w, start)) < 1e-5
+
+
+# --------------------------------------------------------------------------
 # scalars, fill, local/shared/fragment staging, conversions, 3-D grid.
 # --------------------------------------------------------------------------
 

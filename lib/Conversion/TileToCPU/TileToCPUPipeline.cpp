@@ -18,6 +18,9 @@ void mlir::tile::buildTileToCPUPipeline(OpPassManager &pm,
   // which the launch outlining removes.
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"cpu", opts.chip, ""}));
+  // The GPU pipelines' register multi-buffering, here too so that the CPU
+  // runs (and checks) the same rewritten loops.
+  pm.addPass(createTilePipelineFragmentCopies());
   pm.addPass(createConvertTileToSCF());
   pm.addPass(createConvertTileLaunchToCPU());
   pm.addPass(createCanonicalizerPass());

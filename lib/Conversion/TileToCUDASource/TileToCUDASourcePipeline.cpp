@@ -23,6 +23,7 @@ void mlir::tile::buildTileToCUDASourcePipeline(
     OpPassManager &pm, const TileToCUDASourcePipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"cuda", opts.chip, opts.features}));
+  pm.addPass(createTilePipelineFragmentCopies());
   pm.addPass(createTileInferLayouts());
   // The sm_80 instructions for every chip: the source has no wgmma/TMA
   // variant (sm_90a runs the generic kernel).

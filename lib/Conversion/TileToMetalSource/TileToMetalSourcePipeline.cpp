@@ -19,6 +19,10 @@ void mlir::tile::buildTileToMetalSourcePipeline(
     OpPassManager &pm, const TileToMetalSourcePipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"metal", opts.chip, opts.features}));
+  // Register multi-buffering needs no asynchronous copy: it runs before the
+  // stages of the (threadgroup-memory) cp.async pipeline are dropped.
+  pm.addPass(createTilePipelineFragmentCopies(
+      TilePipelineFragmentCopiesOptions{opts.remarks}));
   pm.addPass(createTileMetalSingleStage(
       TileMetalSingleStageOptions{opts.remarks}));
   pm.addPass(createTileInferLayouts());

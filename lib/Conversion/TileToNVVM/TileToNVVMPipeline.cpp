@@ -58,6 +58,10 @@ void mlir::tile::buildTileToNVVMPipeline(
     pm.addPass(createTileWarpSpecialize(ws));
     pm.addPass(createConvertTileGemmToSM90());
   }
+  // Register multi-buffering of pipelined global -> fragment copies, before
+  // layout inference so the extra fragments get their layouts.
+  pm.addPass(createTilePipelineFragmentCopies(
+      TilePipelineFragmentCopiesOptions{opts.remarks}));
   // sm_90a: accumulator layouts wgmma produces where the shape allows.
   TileInferLayoutsOptions layouts;
   layouts.wgmma = opts.chip == "sm_90a";

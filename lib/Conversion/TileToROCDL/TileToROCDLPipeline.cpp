@@ -45,6 +45,8 @@ void mlir::tile::buildTileToROCDLPipeline(
     OpPassManager &pm, const TileToROCDLPipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"hip", opts.chip, opts.features}));
+  pm.addPass(createTilePipelineFragmentCopies(
+      TilePipelineFragmentCopiesOptions{opts.remarks}));
   TileInferLayoutsOptions layouts;
   layouts.matrixCore = "mfma";
   pm.addPass(createTileInferLayouts(layouts));

@@ -261,7 +261,9 @@ def Tile_PipelinedOp : Tile_Op<"pipelined", [
   let description = [{
     A serial loop `for %iv = %lb to %ub step %step`; with `stages = N` the
     compiler overlaps the copies of iteration i + N - 1 with the compute of
-    iteration i. `stage` and `order` optionally give, per op of the body
+    iteration i (global -> shared copies: a cp.async pipeline with N copies
+    of each shared buffer; global -> fragment copies: N fragments, the loop
+    unrolled N times). `stage` and `order` optionally give, per op of the body
     (terminator excluded), its pipeline stage in [0, stages) and its issue
     order (a permutation). The result is always that of the serial loop.
 

@@ -80,4 +80,55 @@ def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
 
+def TilePipelineFragmentCopies
+    : Pass<"tile-pipeline-fragment-copies", "::mlir::ModuleOp"> {
+  let summary = "Register multi-buffering of a tile.pipelined loop's global -> fragment copies";
+  let description = [{
+    For a `tile.pipelined` loop with `stages = S >= 2` whose body copies
+    global memory into fragments (`tile.copy %X[...] to %frag`), issues the
+    copy of iteration i + S - 1 before the ops of iteration i that follow
+    the copy, into one of S fragments (the target and S - 1 new
+    `tile.alloc`s next to it), so the loads of the next chunks are in
+    flight while the current one is consumed. Fragments stay statically
+    addressed (registers): the loop is unrolled S times, iteration
+    g * S + k reading fragment k, as an `scf.for` over groups of S
+    iterations with the look-ahead copies and the later iterations of a
+    group guarded, so exactly the original iterations run, in order, for
+    any trip count and dynamic bounds. S = 2 is double buffering, one
+    iteration ahead; larger S holds S copies of each fragment in registers.
+
+    A copy qualifies when its source is global memory, its target a
+    fragment `tile.alloc` outside the loop that no other op writes and that
+    is read only in the loop after the copy, and its source and indices are
+    computed from loop invariants and the induction variable by ops without
+    side effects; the loop must write no global memory (no op of the body
+    with a write effect on a global memref or undeclared effects). Loops
+    with global -> shared copies (the cp.async pipeline's producers), with
+    explicit `stage` / `order` attributes or nested in another
+    `tile.pipelined` are left unchanged. With `remarks`, each loop with
+    S >= 2 and a global -> fragment copy that it leaves unchanged gets a
+    remark saying why (loops without such copies are not its business).
+
+    ```mlir
+    tile.pipelined %t = %c0 to %n step %c1 stages(2) {
+      %col = arith.muli %t, %c1024 : index
+      tile.copy %X[%row, %col] to %x : memref<?x?xf32> to memref<4x1024xf32, #tile.scope<fragment>>
+      tile.parallel (%i, %j) in [4, 1024] { ... %x ... }
+    }
+    ```
+    becomes a prologue copy of iteration 0 into `%x` and a loop over pairs
+    whose first half copies iteration 2g + 1 into `%x1` before adding `%x`,
+    and whose second half (if 2g + 1 < n) copies iteration 2g + 2 into `%x`
+    before adding `%x1`.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark for each loop with stages >= 2 whose global -> "
+           "fragment copies are not multi-buffered">
+  ];
+  let dependentDialects = ["::mlir::tile::TileDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // TILE_DIALECT_TILE_TRANSFORMS_PASSES_TD
