@@ -95,3 +95,24 @@ func.func @unmodeled_use(%X: memref<?x?xf32>, %Y: memref<?x?xf32>)
   }
   return
 }
+
+// -----
+
+// Too many accesses to enumerate (a 2^26-iteration parallel): the search
+// gives up before enumerating them, and the tile stays row-major.
+// CHECK-LABEL: func.func @too_many_accesses
+// CHECK: tile.alloc : memref<64x64xf32, #tile.scope<shared>>
+func.func @too_many_accesses(%X: memref<?x?xf32>, %Y: memref<?xf32>)
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %s = tile.alloc : memref<64x64xf32, #tile.scope<shared>>
+    tile.copy %X[%c0, %c0] to %s : memref<?x?xf32> to memref<64x64xf32, #tile.scope<shared>>
+    tile.parallel (%i, %j) in [1048576, 64] {
+      %v = memref.load %s[%j, %i] : memref<64x64xf32, #tile.scope<shared>>
+      memref.store %v, %Y[%c0] : memref<?xf32>
+    }
+  }
+  return
+}

@@ -60,10 +60,13 @@ constexpr int64_t kMaxBits = 3;   // an 8-chunk (128-byte) bank window
 // for the largest tiles (1024 threads x 64 registers).
 constexpr int64_t kMaxLaneOffsets = int64_t(1) << 18;
 
-int64_t numElementsOf(ArrayRef<int64_t> shape) {
+/// The element count, or nullopt when it overflows int64 (a fuzzed
+/// parallel's extents can).
+std::optional<int64_t> numElementsOf(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (d < 0 || llvm::MulOverflow(n, d, n))
+      return std::nullopt;
   return n;
 }
 
@@ -121,7 +124,8 @@ public:
         lanes(lanes), layoutOf(layoutOf),
         eltBytes(std::max<int64_t>(1, type.getElementTypeBitWidth() / 8)) {}
 
-  /// False when a use is not modeled (the buffer then keeps its layout).
+  /// False when a use is not modeled, or the accesses are too many to
+  /// enumerate (the buffer then keeps its layout).
   bool collect() {
     for (OpOperand &use : buf.getUses()) {
       Operation *user = use.getOwner();
@@ -136,7 +140,7 @@ public:
       } else {
         return false;
       }
-      if (laneOffsets > kMaxLaneOffsets)
+      if (tooLarge)
         return false;
     }
     return true;
@@ -154,6 +158,14 @@ private:
   /// element of lane `t` given by `element(t, k)` (-1: none).
   void addInstructions(int64_t count, int64_t bytes,
                        function_ref<int64_t(int64_t, int64_t)> element) {
+    // The budget is checked before enumerating anything.
+    int64_t warps = llvm::divideCeil(threads, lanes), needed = 0;
+    if (count < 0 || llvm::MulOverflow(warps * lanes, count, needed) ||
+        needed > kMaxLaneOffsets - laneOffsets) {
+      tooLarge = true;
+      return;
+    }
+    laneOffsets += needed;
     for (int64_t w = 0; w * lanes < threads; ++w)
       for (int64_t k = 0; k < count; ++k) {
         WarpAccess a{{}, bytes};
@@ -162,7 +174,6 @@ private:
           int64_t e = t < threads ? element(t, k) : -1;
           a.offsets.push_back(e < 0 ? -1 : e * eltBytes);
         }
-        laneOffsets += lanes;
         accesses.push_back(std::move(a));
       }
   }
@@ -194,7 +205,10 @@ private:
   bool addCopy(CopyOp copy) {
     Value other = copy.getSource() == buf ? copy.getTarget() : copy.getSource();
     auto otherType = cast<MemRefType>(other.getType());
-    int64_t n = numElementsOf(type.getShape());
+    std::optional<int64_t> count = numElementsOf(type.getShape());
+    if (!count)
+      return false;
+    int64_t n = *count;
     std::optional<MemoryScope> scope = getMemoryScope(otherType);
     if (!scope) {
       // Global side: cp.async chunks into shared, elements out of it.
@@ -238,7 +252,10 @@ private:
         }
       }
       if (auto c = getConstantIntValue(v)) {
-        terms.push_back({-1, *c + add});
+        int64_t sum = 0;
+        if (llvm::AddOverflow(*c, add, sum))
+          return false;
+        terms.push_back({-1, sum});
         continue;
       }
       auto arg = dyn_cast<BlockArgument>(v);
@@ -250,8 +267,10 @@ private:
     auto element = [&](ArrayRef<int64_t> ivs) -> int64_t {
       SmallVector<int64_t> idx;
       for (auto [d, term] : llvm::enumerate(terms)) {
-        int64_t i = (term.first >= 0 ? ivs[term.first] : 0) + term.second;
-        if (i < 0 || i >= shape[d])
+        int64_t i = 0;
+        if (llvm::AddOverflow(term.first >= 0 ? ivs[term.first] : 0,
+                              term.second, i) ||
+            i < 0 || i >= shape[d])
           return -1;
         idx.push_back(i);
       }
@@ -267,7 +286,10 @@ private:
                       });
       return true;
     }
-    int64_t n = numElementsOf(extents);
+    std::optional<int64_t> count = numElementsOf(extents);
+    if (!count)
+      return false;
+    int64_t n = *count;
     addInstructions(llvm::divideCeil(n, threads), eltBytes,
                     [&](int64_t t, int64_t k) {
                       int64_t l = t + k * threads;
@@ -321,6 +343,7 @@ private:
   function_ref<FragmentLayoutAttr(Value)> layoutOf;
   int64_t eltBytes;
   int64_t laneOffsets = 0;
+  bool tooLarge = false;
   SmallVector<WarpAccess> accesses;
 };
 
@@ -337,7 +360,10 @@ SwizzleAttr mlir::tile::chooseBankConflictSwizzle(
   if (bitsPerElt < 8 || bitsPerElt % 8 || bitsPerElt > 128 ||
       !llvm::isPowerOf2_64(bitsPerElt))
     return nullptr;
-  int64_t totalBytes = numElementsOf(type.getShape()) * (bitsPerElt / 8);
+  std::optional<int64_t> elements = numElementsOf(type.getShape());
+  int64_t totalBytes = 0;
+  if (!elements || llvm::MulOverflow(*elements, bitsPerElt / 8, totalBytes))
+    return nullptr;
   AccessModel model(buf, threads, lanes, layoutOf);
   if (!model.collect())
     return nullptr;
