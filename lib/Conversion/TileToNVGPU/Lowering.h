@@ -333,11 +333,6 @@ private:
   void scratchToFragment(const Buffer &buf, Value view);
 };
 
-/// Whether `v` can be recomputed at the top of an iteration of `loop`
-/// (defined outside the loop, the induction variable, or pure ops of the
-/// body over those, which are added to `slice`).
-bool collectSlice(PipelinedOp loop, Value v,
-                  llvm::SetVector<Operation *> &slice);
 /// The pure ops of `loop`'s body that the operands of `producer` need, in
 /// body order (cloned ahead of the iteration that uses them).
 SmallVector<Operation *> producerSlice(PipelinedOp loop, Operation *producer);

@@ -53,31 +53,12 @@ using namespace mlir::tile::nvgpu_lowering;
 // in the body, and tails are the copies' own zero fill.
 //
 
-/// Whether `v` can be recomputed at the top of an iteration: defined outside
-/// the loop, the induction variable, or pure ops of the body over those.
-bool mlir::tile::nvgpu_lowering::collectSlice(
-    PipelinedOp loop, Value v, llvm::SetVector<Operation *> &slice) {
-  if (v == loop.getInductionVar())
-    return true;
-  if (!loop.getBody().isAncestor(v.getParentRegion()))
-    return true;
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != &loop.getBodyBlock() ||
-      def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-    return false;
-  for (Value operand : def->getOperands())
-    if (!collectSlice(loop, operand, slice))
-      return false;
-  slice.insert(def);
-  return true;
-}
-
 SmallVector<Operation *>
 mlir::tile::nvgpu_lowering::producerSlice(PipelinedOp loop,
                                           Operation *producer) {
   llvm::SetVector<Operation *> slice;
   for (Value v : producer->getOperands())
-    (void)collectSlice(loop, v, slice);
+    (void)loop.collectRecomputableSlice(v, slice);
   SmallVector<Operation *> sorted(slice.begin(), slice.end());
   llvm::sort(sorted,
              [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
@@ -98,10 +79,10 @@ static bool isPipelinableCopy(PipelinedOp loop, Operation *op) {
       loop->isAncestor(alloc))
     return false;
   llvm::SetVector<Operation *> slice;
-  if (!collectSlice(loop, copy.getSource(), slice))
+  if (!loop.collectRecomputableSlice(copy.getSource(), slice))
     return false;
   for (Value idx : copy.getSourceIndices())
-    if (!collectSlice(loop, idx, slice))
+    if (!loop.collectRecomputableSlice(idx, slice))
       return false;
   for (Operation *user : target.getUsers()) {
     if (user == op)

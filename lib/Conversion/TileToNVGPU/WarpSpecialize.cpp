@@ -123,7 +123,7 @@ bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
       SmallVector<Value> operands(copy.getSourceIndices());
       operands.push_back(copy.getSource());
       for (Value v : operands)
-        (void)collectSlice(loop, v, slice);
+        (void)loop.collectRecomputableSlice(v, slice);
       for (Operation *s : slice)
         for (Value o : s->getOperands())
           if (!loop.getBody().isAncestor(o.getParentRegion()))

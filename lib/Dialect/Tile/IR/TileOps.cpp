@@ -747,3 +747,22 @@ LogicalResult AtomicTileOp::verify() {
 
 #define GET_OP_CLASSES
 #include "tile/Dialect/Tile/IR/TileOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// PipelinedOp
+//===----------------------------------------------------------------------===//
+
+bool PipelinedOp::collectRecomputableSlice(
+    Value v, llvm::SetVector<Operation *> &slice) {
+  if (v == getInductionVar() || !getBody().isAncestor(v.getParentRegion()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != &getBodyBlock() ||
+      def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!collectRecomputableSlice(operand, slice))
+      return false;
+  slice.insert(def);
+  return true;
+}

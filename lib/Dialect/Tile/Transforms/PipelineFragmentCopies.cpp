@@ -81,25 +81,6 @@ bool isGlobalToFragment(CopyOp copy) {
          isFragmentMemRef(copy.getTarget().getType());
 }
 
-/// Whether `v` can be recomputed for any iteration: defined outside the
-/// loop, the induction variable, or side-effect-free ops of the body (no
-/// regions) over those. Collects the body ops it needs into `slice`.
-bool collectSlice(PipelinedOp loop, Value v,
-                  llvm::SetVector<Operation *> &slice) {
-  if (v == loop.getInductionVar() ||
-      !loop.getBody().isAncestor(v.getParentRegion()))
-    return true;
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != &loop.getBodyBlock() ||
-      def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-    return false;
-  for (Value operand : def->getOperands())
-    if (!collectSlice(loop, operand, slice))
-      return false;
-  slice.insert(def);
-  return true;
-}
-
 /// The first op of the body that may write global memory: a write effect on
 /// a global memref or on no particular value, or effects it does not
 /// declare. Null when there is none.
@@ -142,10 +123,10 @@ std::string whyNotProducer(PipelinedOp loop, CopyOp copy) {
   if (!alloc || loop->isAncestor(alloc))
     return "its target is not a tile.alloc outside the loop";
   llvm::SetVector<Operation *> slice;
-  if (!collectSlice(loop, copy.getSource(), slice))
+  if (!loop.collectRecomputableSlice(copy.getSource(), slice))
     return "its source is computed in the loop by an op with side effects";
   for (Value idx : copy.getSourceIndices())
-    if (!collectSlice(loop, idx, slice))
+    if (!loop.collectRecomputableSlice(idx, slice))
       return "its indices are computed in the loop by an op with side "
              "effects";
   for (OpOperand &use : target.getUses()) {
@@ -274,7 +255,7 @@ struct TilePipelineFragmentCopiesPass
     for (CopyOp copy : producers) {
       llvm::SetVector<Operation *> slice;
       for (Value v : copy->getOperands())
-        (void)collectSlice(loop, v, slice);
+        (void)loop.collectRecomputableSlice(v, slice);
       SmallVector<Operation *> sorted(slice.begin(), slice.end());
       llvm::sort(sorted, [](Operation *x, Operation *y) {
         return x->isBeforeInBlock(y);

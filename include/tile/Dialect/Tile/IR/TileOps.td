@@ -287,6 +287,12 @@ def Tile_PipelinedOp : Tile_Op<"pipelined", [
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     ::mlir::BlockArgument getInductionVar() { return getBodyBlock().getArgument(0); }
+    /// Whether `v` can be recomputed for any iteration (ahead of it, as a
+    /// software pipeline's producers are): defined outside the loop, the
+    /// induction variable, or memory-effect-free ops of the body without
+    /// regions over those, which are added to `slice` (operands first).
+    bool collectRecomputableSlice(
+        ::mlir::Value v, ::llvm::SetVector<::mlir::Operation *> &slice);
   }];
 }
 
