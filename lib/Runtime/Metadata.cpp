@@ -261,6 +261,11 @@ bool parseTma(Parser &p, const json &t, const std::string &path,
       !intArray(p, *es, path + ".element_strides", size_t(pp.rank), 1, 8,
                 "must be rank integers in 1..8", tma.elementStrides.data()))
     return false;
+  if (const json *o = p.get(t, "optional", path + ".", /*required=*/false)) {
+    if (!o->is_boolean())
+      return p.fail(path + ".optional", "must be a boolean");
+    tma.optional = o->get<bool>();
+  }
   return p.string(t, "interleave", path + ".", tma.interleave, false) &&
          p.string(t, "swizzle", path + ".", tma.swizzle, false) &&
          p.string(t, "l2_promotion", path + ".", tma.l2Promotion, false) &&

@@ -61,6 +61,9 @@ struct TmaPlan {
   std::vector<int64_t> elementStrides; // rank entries in 1..8 (default 1)
   std::string interleave = "none", swizzle = "128B", l2Promotion = "256B",
               oobFill = "zero";
+  /// The kernel also runs without this map: a launch the map cannot
+  /// describe gets a null pointer instead of another variant.
+  bool optional = false;
 };
 
 /// A hardware-specific alternative kernel (docs/bundle.md, "Kernel

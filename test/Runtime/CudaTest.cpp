@@ -488,6 +488,18 @@ TEST(CudaVariants, ParseAndCheck) {
   EXPECT_EQ(vs[0].tma[1].dataType, cuda::kTensorMapFloat32);
   EXPECT_EQ(vs[0].tma[1].box[0], 32u);
   EXPECT_EQ(vs[0].tma[1].swizzle, cuda::kSwizzle128B);
+  EXPECT_FALSE(vs[0].tma[1].optional);
+  // "optional": a boolean.
+  m["variants"][0]["tma"][1]["optional"] = true;
+  ASSERT_TRUE(parse(m)) << error;
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
+  EXPECT_TRUE(vs[0].tma[1].optional);
+  m["variants"][0]["tma"][1]["optional"] = "yes";
+  EXPECT_FALSE(parse(m));
+  EXPECT_NE(error.find("variants[0].tma[1].optional must be a boolean"),
+            std::string::npos)
+      << error;
+  m = cudaAddVariantMeta();
   // Unknown kinds are dropped; a malformed known one is a bundle error.
   m["variants"][0]["kind"] = "future_kind";
   m["variants"][0]["block"] = "anything";
@@ -714,8 +726,8 @@ TEST(CudaMock, PersistentVariantGrid) {
   }
 }
 
-/// Two variants, as the default 128x256 sm_90a compile emits them: a
-/// small-grid one (also mapping C, "max_tiles") and a persistent one.
+/// Two variants: a small-grid one (also mapping C, "max_tiles") and a
+/// persistent one.
 TEST(CudaMock, VariantSelectionByTileCount) {
   USE_MOCK(mock);
   ::unsetenv("TILE_DISABLE_VARIANTS");
@@ -774,6 +786,60 @@ TEST(CudaMock, VariantSelectionByTileCount) {
   ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
   EXPECT_STREQ(mock->last_function, "add_kernel");
   k.k = (tile_kernel_release(k.k), nullptr);
+}
+
+/// An optional map (the TMA-store epilogue's C): a launch whose tensor no
+/// map describes runs the same variant with a null map pointer, instead of
+/// falling through to the next variant.
+TEST(CudaMock, VariantOptionalTensorMap) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  json m = cudaAddVariantMeta();
+  json c = tmaEntry(2, "float32", {32});
+  c["optional"] = true;
+  m["variants"][0]["tma"].push_back(c);
+  m["variants"][0]["kernel"] = "add_kernel_sm90_cmap";
+  KernelGuard k(load(cudaBundle(m), "ffi"));
+  ASSERT_TRUE(k.k);
+  tile_variant_info v;
+  ASSERT_EQ(tile_kernel_variant(k, 0, &v), TILE_STATUS_OK);
+  ASSERT_EQ(v.num_tma, 3);
+  const int64_t n = 1000;
+  DevTensor a({n}, 1.0f), b({n}, 2.0f), cAligned({n}), big({n + 1});
+  big.t.shape[0] = n;
+  big.t.byte_offset = 4; // not 16-byte aligned: no map of C
+  for (bool aligned : {true, false}) {
+    SCOPED_TRACE(aligned);
+    DevTensor &out = aligned ? cAligned : big;
+    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                        tile_arg_tensor(out.dl())};
+    const int encodes = mock->encodes;
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_OK)
+        << tile_last_error();
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90_cmap");
+    ASSERT_EQ(mock->nparams, 18);
+    EXPECT_NE(mock->params[15], 0);
+    EXPECT_NE(mock->params[16], 0);
+    if (aligned) {
+      EXPECT_EQ(mock->encodes, encodes + 3);
+      ASSERT_NE(mock->params[17], 0);
+      EXPECT_EQ(mapAt(mock->params[17])[0],
+                uint64_t(reinterpret_cast<uintptr_t>(out.t.data)));
+    } else {
+      EXPECT_EQ(mock->encodes, encodes); // A's and B's maps are cached
+      EXPECT_EQ(mock->params[17], 0);
+    }
+    EXPECT_EQ(out[999], 3.0f);
+  }
+  // A required map that fails still sends the launch on (generic kernel).
+  DevTensor bigA({n + 1}, 1.0f);
+  bigA.t.shape[0] = n;
+  bigA.t.byte_offset = 4;
+  tile_arg args[3] = {tile_arg_tensor(bigA.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(cAligned.dl())};
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK);
+  EXPECT_STREQ(mock->last_function, "add_kernel");
 }
 
 TEST(CudaMock, VariantCacheIsBounded) {

@@ -251,10 +251,8 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     Option<"persistent", "persistent", "std::string", "\"auto\"",
            "Persistent kernels (one CTA per SM looping over the output "
            "tiles, variant metadata grid = \"sms\"): auto (for the "
-           "measured-faster 128x128 tile; for 128x256 tiles with a 16-bit C "
-           "together with a TMA-store epilogue variant for launches of at "
-           "most 528 tiles, when schedule and epilogue are auto too), true, "
-           "false">,
+           "measured-faster 128x128 tile, and 128x256 tiles with a 16-bit "
+           "C), true, false">,
     Option<"schedule", "schedule", "std::string", "\"auto\"",
            "Consumer schedule: cooperative (the consumer warpgroups share "
            "each tile, 64 rows each), pingpong (persistent; two consumer "
@@ -262,11 +260,13 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
            "epilogue with the other's mainloop, ordered by named barriers) "
            "or auto (cooperative)">,
     Option<"epilogue", "epilogue", "std::string", "\"auto\"",
-           "Epilogue: auto (stores from registers when persistent, else "
-           "through an f32 staging tile) or tma (experimental: persistent "
-           "cooperative kernels with a 16-bit C store 64-column chunks "
-           "through two 128B-swizzled staging buffers per consumer "
-           "warpgroup with cp.async.bulk.tensor; a third tensor map)">
+           "Epilogue: auto (persistent cooperative kernels with a 16-bit C "
+           "and no elementwise epilogue store 64-column chunks through two "
+           "128B-swizzled staging buffers per consumer warpgroup with "
+           "cp.async.bulk.tensor, a third, optional tensor map; otherwise "
+           "stores from registers when persistent, else through an f32 "
+           "staging tile), tma (as auto, and persistent unless "
+           "persistent=false) or registers (never the TMA stores)">
   ];
 }
 

@@ -61,10 +61,8 @@ struct TileToNVVMPipelineOptions
       *this, "sm90-persistent",
       llvm::cl::desc("Make the sm_90a variant a persistent kernel (one CTA "
                      "per SM looping over the output tiles): auto (for "
-                     "128x128 output tiles, where it measured faster; for "
-                     "128x256 tiles with a 16-bit C plus a TMA-store "
-                     "epilogue variant used for launches of at most 528 "
-                     "tiles), true, false"),
+                     "128x128 output tiles, where it measured faster, and "
+                     "128x256 tiles with a 16-bit C), true, false"),
       llvm::cl::init("auto")};
   Option<std::string> sm90Schedule{
       *this, "sm90-schedule",
@@ -74,9 +72,11 @@ struct TileToNVVMPipelineOptions
       llvm::cl::init("auto")};
   Option<std::string> sm90Epilogue{
       *this, "sm90-epilogue",
-      llvm::cl::desc("Epilogue of the sm_90a variant: auto, tma "
-                     "(experimental: TMA stores through swizzled staging "
-                     "buffers; persistent cooperative, 16-bit C)"),
+      llvm::cl::desc("Epilogue of the sm_90a variant: auto (TMA stores "
+                     "through swizzled staging buffers for persistent "
+                     "cooperative kernels with a 16-bit C, else from "
+                     "registers), tma (also makes the kernel persistent), "
+                     "registers"),
       llvm::cl::init("auto")};
 };
 

@@ -13,9 +13,7 @@
 // variant is recorded in the metadata (VariantMetadata.h). First comes
 // NAME_kernel_sm90_sk, the split-K kernel for grids of at most
 // kSplitKMaxTiles tiles (SplitK.cpp; it takes a trailing workspace
-// pointer after the tensor maps). A plan with
-// tma_store_max_tiles first gets a second, TMA-store variant
-// NAME_kernel_sm90_t for small grids (the runtime tries the variants in
+// pointer after the tensor maps; the runtime tries the variants in
 // order). A 128x128 launch tile then gets NAME_kernel_sm90_wide, CTA
 // tiles of two launch blocks (WideTile.cpp, metadata "coarsen"; a remark
 // says why a GEMM gets none). Every plan also gets NAME_kernel_sm90_ldg,
@@ -83,25 +81,10 @@ struct ConvertTileGemmToSM90Pass
         return signalPassFailure();
       splitK->maxTiles = kSplitKMaxTiles;
       variants.push_back(std::move(*splitK));
-      // The small-grid TMA-store variant first (the runtime tries the
-      // variants in order; its "max_tiles" rule sends larger grids on).
-      if (ws->tmaStoreMaxTiles > 0) {
-        WarpSpecialization t = decideWarpSpecialization(
-            *m, PersistentMode::On, ScheduleMode::Auto, EpilogueMode::Tma);
-        if (!t.tmaStore) {
-          tagged->emitError("sm90: no TMA-store epilogue for this match");
-          return signalPassFailure();
-        }
-        auto small = build(kernel, *m, t, "_t");
-        if (failed(small))
-          return signalPassFailure();
-        small->maxTiles = ws->tmaStoreMaxTiles;
-        variants.push_back(std::move(*small));
-      }
       // Wide tiles (WideTileKernel): two launch blocks per CTA tile, for
       // launches whose grid gives enough of them (the runtime's tile-shape
       // cost model, "coarsen"); before the launch-tile kernel.
-      if (failed(addWideTileVariant(kernel, tagged, *m, variants)))
+      if (failed(addWideTileVariant(kernel, tagged, *m, *ws, variants)))
         return signalPassFailure();
       auto variant = build(kernel, *m, *ws);
       if (failed(variant))
@@ -131,17 +114,18 @@ struct ConvertTileGemmToSM90Pass
     if (ws.pingpong || ws.tmaStore)
       l = decideWarpSpecialization(m, PersistentMode::On,
                                    ScheduleMode::Cooperative,
-                                   EpilogueMode::Auto);
+                                   EpilogueMode::Registers);
     l.ldgLoads = true;
-    l.tmaStoreMaxTiles = 0;
     l.producerRegs = kLdgProducerRegs;
     l.consumerRegs = l.consumerRegisterBudget();
     return l;
   }
   /// Builds NAME_kernel_sm90_wide (WideTileKernel) into `variants` where
-  /// the launch pairs up (wideTileAxis); a remark on `loop` says why not.
+  /// the launch pairs up (wideTileAxis), with the epilogue of `ws` (the
+  /// launch tile's plan); a remark on `loop` says why not.
   LogicalResult addWideTileVariant(func::FuncOp kernel, PipelinedOp loop,
                                    const GemmMatch &m,
+                                   const WarpSpecialization &ws,
                                    SmallVectorImpl<BuiltVariant> &variants) {
     std::string why;
     FailureOr<unsigned> axis = wideTileAxis(m, why);
@@ -149,15 +133,13 @@ struct ConvertTileGemmToSM90Pass
       loop->emitRemark("sm90: no wide-tile variant for this GEMM: ") << why;
       return success();
     }
-    // The plan of the TM x 2TN tile: persistent cooperative, epilogue from
-    // registers, as many stages as fit.
+    // The plan of the TM x 2TN tile: persistent cooperative, the launch
+    // tile's epilogue (TMA stores or registers), as many stages as fit.
     GemmMatch wide = m;
     wide.tileN = 2 * m.tileN;
-    WarpSpecialization w =
-        decideWarpSpecialization(wide, PersistentMode::On,
-                                 ScheduleMode::Cooperative, EpilogueMode::Auto);
-    w.tmaStore = false;
-    w.tmaStoreMaxTiles = 0;
+    WarpSpecialization w = decideWarpSpecialization(
+        wide, PersistentMode::On, ScheduleMode::Cooperative,
+        ws.tmaStore ? EpilogueMode::Tma : EpilogueMode::Registers);
     w.wideAxis = *axis;
     auto built = build(kernel, m, w, "_wide");
     if (failed(built))
@@ -171,10 +153,11 @@ struct ConvertTileGemmToSM90Pass
   /// The plan of the split-K variant: the non-persistent cooperative tile
   /// (TM / 64 consumer warpgroups, epilogue from registers).
   static WarpSpecialization splitKPlan(const GemmMatch &m) {
-    WarpSpecialization s = decideWarpSpecialization(
-        m, PersistentMode::Off, ScheduleMode::Cooperative, EpilogueMode::Auto);
+    WarpSpecialization s =
+        decideWarpSpecialization(m, PersistentMode::Off,
+                                 ScheduleMode::Cooperative,
+                                 EpilogueMode::Registers);
     s.splitK = true;
-    s.tmaStoreMaxTiles = 0;
     return s;
   }
 

@@ -20,7 +20,8 @@ std::unique_ptr<KernelBuilder>
 sm90::createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
                           const WarpSpecialization &ws) {
   // WarpSpecialization::fromAttr guarantees that ping-pong and the
-  // TMA-store epilogue come with persistent, and not together.
+  // TMA-store epilogue come with persistent, and not together; the
+  // persistent and wide-tile kernels implement the TMA-store epilogue.
   if (ws.splitK)
     return std::make_unique<SplitKKernel>(b, loc, m, ws);
   if (ws.wideAxis >= 0)
@@ -28,8 +29,6 @@ sm90::createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
                                             unsigned(ws.wideAxis));
   if (ws.pingpong)
     return std::make_unique<PingPongKernel>(b, loc, m, ws);
-  if (ws.tmaStore)
-    return std::make_unique<TmaStoreKernel>(b, loc, m, ws);
   if (ws.persistent)
     return std::make_unique<PersistentKernel>(b, loc, m, ws);
   return std::make_unique<CooperativeKernel>(b, loc, m, ws);
@@ -105,11 +104,20 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
     nvgpu::TmaPrefetchOp::create(b, loc, tmaB, first);
   }
   if (tensorMaps.size() > 2) {
-    // C's map for the TMA-store epilogue (box 64x64, 128B swizzle).
+    // C's map for the TMA-store epilogue (box 64x64, 128B swizzle). It is
+    // optional (metadata): null when no tensor map describes the launch's
+    // C (e.g. a row pitch that is not a multiple of 16 bytes), and then
+    // the epilogue stores from the registers (storeValues).
+    Value cMap = tensorMaps[2];
+    Value cMapBits =
+        LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), cMap).getResult();
+    cMapPresent = cmp(arith::CmpIPredicate::ne, cMapBits,
+                      arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0));
     tmaC = UnrealizedConversionCastOp::create(
-               b, loc, tmaType({64, 64}, m.outType), tensorMaps[2])
+               b, loc, tmaType({64, 64}, m.outType), cMap)
                .getResult(0);
-    nvgpu::TmaPrefetchOp::create(b, loc, tmaC, first);
+    nvgpu::TmaPrefetchOp::create(
+        b, loc, tmaC, arith::AndIOp::create(b, loc, first, cMapPresent));
   }
   gpu::BarrierOp::create(b, loc);
 

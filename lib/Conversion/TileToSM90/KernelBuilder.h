@@ -40,8 +40,8 @@
 //       staging tile in the (then idle) stage buffers.
 //   PersistentKernel (Persistent.cpp)    one CTA per SM looping over the
 //       tiles; epilogue straight from the accumulator registers.
-//   TmaStoreKernel (TmaStore.cpp)        persistent; epilogue through
-//       swizzled staging buffers and asynchronous TMA stores.
+//       With ws.tmaStore (TmaStore.cpp), the epilogue goes through
+//       swizzled staging buffers and asynchronous TMA stores instead.
 //   PingPongKernel (PingPong.cpp)        persistent; two consumer
 //       warpgroups alternate whole units of the tiles.
 //   SplitKKernel (SplitK.cpp)            grid (tiles, S): CTA (t, s) runs
@@ -85,9 +85,12 @@ public:
   LogicalResult build(IRMapping &mapping, ArrayRef<Value> tensorMaps,
                       Value workspaceParam = {});
 
-  /// Tensor-map params the kernel takes: A's and B's (and C's, TmaStore);
-  /// none for loads without TMA (ws.ldgLoads).
-  virtual unsigned numTensorMaps() const { return ws.ldgLoads ? 0 : 2; }
+  /// Tensor-map params the kernel takes: A's and B's (and C's for the
+  /// TMA-store epilogue, ws.tmaStore); none for loads without TMA
+  /// (ws.ldgLoads).
+  unsigned numTensorMaps() const {
+    return ws.ldgLoads ? 0 : ws.tmaStore ? 3 : 2;
+  }
   /// The zero-initialised device workspace the kernel takes as its last
   /// param (an !llvm.ptr after the tensor maps): workspaceBytes() plus, for
   /// a split-K launch of T tiles and S slices, T * S *
@@ -127,8 +130,8 @@ protected:
   /// once the main loop is done with them) ...
   virtual int64_t stagingOverStages() const { return 0; }
   /// ... and those after the stage buffers (used while the producer
-  /// refills the stages).
-  virtual int64_t stagingAfterStages() const { return 0; }
+  /// refills the stages): the TMA-store epilogue's.
+  virtual int64_t stagingAfterStages() const { return ws.stagingBytes(); }
   /// The hardware K iterations this CTA runs, given the tile's `total`
   /// (emitted at the kernel's top level, before the warpgroup roles).
   virtual Value ctaIterations(Value total) { return total; }
@@ -198,7 +201,8 @@ protected:
   MLIRContext *ctx;
   Value smem, pad, tid, wg; // set by build()
   Value globalA, globalB;   // the kernel's A and B params (build())
-  Value tmaA, tmaB, tmaC;   // tmaC: TmaStoreKernel only
+  Value tmaA, tmaB, tmaC;   // tmaC: ws.tmaStore only
+  Value cMapPresent;        // ws.tmaStore: whether C's map is not null
   Value full, empty;        // the mbarrier groups
   Value nIter;              // hardware K iterations per tile (per CTA)
   Value workspace;          // the workspace param (takesWorkspace())
@@ -220,7 +224,8 @@ protected:
   void epilogue(Value acc, IRMapping &mapping);
 };
 
-/// One CTA per SM looping over the output tiles (Persistent.cpp): tile t =
+/// One CTA per SM looping over the output tiles (Persistent.cpp; the
+/// TMA-store epilogue in TmaStore.cpp): tile t =
 /// linear CTA id, step = number of CTAs, t -> block indices with the
 /// launch's rasterization; the global pipeline iteration carries over
 /// tiles so that stages and mbarrier parities continue; each tile's
@@ -234,10 +239,11 @@ protected:
   LogicalResult mapLaunch(IRMapping &mapping) override;
   void producer(IRMapping &mapping) override;
   void consumer(IRMapping &mapping) override;
-  /// One tile's epilogue (default: epilogueFromRegisters).
+  /// One tile's epilogue (storeValues of the warpgroup's accumulator).
   virtual void tileEpilogue(Value acc, IRMapping &tileMapping);
-  /// After the consumer's last tile (default: nothing).
-  virtual void afterLastTile() {}
+  /// After the consumer's last tile: with ws.tmaStore, the TMA stores
+  /// have completed before the CTA exits.
+  void afterLastTile();
 
   /// Maps linear tile `t`'s block indices and index computations into
   /// `tileMapping` (a copy of the kernel's mapping).
@@ -265,21 +271,20 @@ protected:
   /// the stored columns: 2 x the values per block).
   void epilogueFromValues(SmallVector<SmallVector<Value>> blockVals,
                           IRMapping &mapping, Value colOff, Value rowOff);
+  /// Stores one 64-row accumulator block's values (accumulatorValues'
+  /// layout) at the tile origin of `mapping` (this warpgroup's rows): with
+  /// ws.tmaStore through tmaStoreValues when C's map is present, else (and
+  /// without ws.tmaStore) epilogueFromValues. `firstChunk`: the index of
+  /// the first 64-column chunk within the CTA tile (staging buffers
+  /// alternate by chunk).
+  void storeValues(ArrayRef<Value> vals, IRMapping &mapping,
+                   int64_t firstChunk);
+  /// The TMA-store epilogue of those values (TmaStore.cpp).
+  void tmaStoreValues(ArrayRef<Value> vals, IRMapping &mapping,
+                      int64_t firstChunk);
 
   Value numTiles;         // the launch's grid size (set by mapLaunch)
   SmallVector<Value> grid; // the launch's grid sizes
-};
-
-/// Persistent cooperative kernel with the TMA-store epilogue (TmaStore.cpp).
-class TmaStoreKernel : public PersistentKernel {
-public:
-  using PersistentKernel::PersistentKernel;
-  unsigned numTensorMaps() const override { return 3; }
-
-protected:
-  int64_t stagingAfterStages() const override { return ws.stagingBytes(); }
-  void tileEpilogue(Value acc, IRMapping &tileMapping) override;
-  void afterLastTile() override;
 };
 
 /// The ping-pong schedule (PingPong.cpp).

@@ -7,7 +7,9 @@
 // mbarrier parities continue across tiles; consumers release the tile's
 // last stage after wait_group 0 and store the accumulators straight from
 // registers (no staging tile, so the producer refills the stages for the
-// next tile meanwhile). The base of TmaStoreKernel and PingPongKernel.
+// next tile meanwhile), or with ws.tmaStore through TMA stores
+// (TmaStore.cpp). The base of PingPongKernel, SplitKKernel and
+// WideTileKernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,7 +130,26 @@ void PersistentKernel::finishTile(Value g0) {
 }
 
 void PersistentKernel::tileEpilogue(Value acc, IRMapping &tileMapping) {
-  epilogueFromRegisters(acc, tileMapping, cst(0), mul(wg, cst(64)));
+  storeValues(accumulatorValues(acc, 1, loadN() / 2)[0], tileMapping, 0);
+}
+
+void PersistentKernel::storeValues(ArrayRef<Value> vals, IRMapping &mapping,
+                                   int64_t firstChunk) {
+  Value rowOff = mul(wg, cst(64));
+  SmallVector<SmallVector<Value>> blockVals = {
+      SmallVector<Value>(vals.begin(), vals.end())};
+  if (!ws.tmaStore) {
+    epilogueFromValues(blockVals, mapping, cst(0), rowOff);
+    return;
+  }
+  // Uniform over the CTA: every thread of a warpgroup reaches the
+  // TMA-store path's named barriers.
+  auto ifMap = scf::IfOp::create(b, loc, TypeRange{}, cMapPresent, true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifMap.getThenRegion().front());
+  tmaStoreValues(vals, mapping, firstChunk);
+  b.setInsertionPointToStart(&ifMap.getElseRegion().front());
+  epilogueFromValues(blockVals, mapping, cst(0), rowOff);
 }
 
 SmallVector<SmallVector<Value>>

@@ -1,12 +1,14 @@
 //===- TmaStore.cpp - the persistent kernel's TMA-store epilogue ----------===//
 //
-// ws.tmaStore (persistent cooperative, 16-bit C; KernelBuilder.h): the
-// kernel takes a third tensor map (C, box 64x64, 128B swizzle); each
-// consumer warpgroup writes its accumulators 64 columns at a time into one
-// of its two swizzled 64x64 staging buffers (after the stages) and thread
-// 0 of the warpgroup stores the chunk with cp.async.bulk.tensor, reusing a
-// buffer only after wait_group.read 1; the stores overlap the next tile's
-// main loop.
+// ws.tmaStore (persistent cooperative and wide-tile kernels, 16-bit C;
+// KernelBuilder.h): the kernel takes a third tensor map (C, box 64x64,
+// 128B swizzle); each consumer warpgroup writes its accumulators 64
+// columns at a time into one of its two swizzled 64x64 staging buffers
+// (after the stages) and thread 0 of the warpgroup stores the chunk with
+// cp.async.bulk.tensor, reusing a buffer only after wait_group.read 1; the
+// stores overlap the next tile's main loop. The map is optional: for a
+// launch whose C no tensor map describes the runtime passes null and
+// storeValues (Persistent.cpp) stores from the registers instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +22,11 @@ using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::sm90;
 
-void TmaStoreKernel::afterLastTile() {
-  // The last tile's stores have completed before the CTA exits.
+void PersistentKernel::afterLastTile() {
+  if (!ws.tmaStore)
+    return;
+  // The last tile's stores have completed before the CTA exits (nothing
+  // is pending when C's map was null).
   Value issuer = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
   auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
   OpBuilder::InsertionGuard g(b);
@@ -30,17 +35,20 @@ void TmaStoreKernel::afterLastTile() {
                                        UnitAttr{});
 }
 
-void TmaStoreKernel::tileEpilogue(Value acc, IRMapping &mapping) {
+void PersistentKernel::tmaStoreValues(ArrayRef<Value> vals,
+                                      IRMapping &mapping,
+                                      int64_t firstChunk) {
   // Accumulator layout as in epilogueFromRegisters: warp w, lane l hold,
   // for 8-column group j, (4j, 4j+1) at row 16w + l/4, columns 8j +
   // 2(l%4) + {0,1}, and (4j+2, 4j+3) 8 rows below. Chunk c (columns
-  // 64c..64c+63) goes to staging buffer c % 2 of this warpgroup, a 64x64
+  // 64c..64c+63) goes to staging buffer (firstChunk + c) % 2 of this
+  // warpgroup (chunks per CTA tile are even, so the alternation continues
+  // across tiles), a 64x64
   // tile with the 128B swizzle (16-byte unit u of row r at u ^ (r % 8));
   // r % 8 = l / 4, so a warp's pair stores hit 32 distinct banks.
-  int64_t width = m.tileN;
-  int64_t n = width / 2;
+  int64_t width = 2 * int64_t(vals.size());
+  assert(width % 64 == 0 && "whole 64-column chunks");
   auto f32 = b.getF32Type();
-  SmallVector<Value> vals = accumulatorValues(acc, 1, n)[0];
 
   Value cRow = add(mapping.lookup(m.cRow), mul(wg, cst(64)));
   Value cCol = mapping.lookup(m.cCol);
@@ -71,7 +79,7 @@ void TmaStoreKernel::tileEpilogue(Value acc, IRMapping &mapping) {
     }
     bar();
     Value buf = view(smemType({64, 64}, m.outType),
-                     add(bufBase, cst((c % 2) * 8192)));
+                     add(bufBase, cst(((firstChunk + c) % 2) * 8192)));
     for (int64_t jj = 0; jj < 8; ++jj) {
       int64_t j = c * 8 + jj;
       Value col = add(mul(arith::XOrIOp::create(b, loc, quad, cst(jj)),

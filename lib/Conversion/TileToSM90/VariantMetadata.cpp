@@ -24,12 +24,14 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     const WarpSpecialization &ws = built.ws;
     // The variant's description (docs/bundle.md, "variants"): TMA maps of
     // A, B (and C for the TMA-store epilogue), 128B swizzle, 256B L2
-    // promotion, zero fill out of bounds.
-    auto tma = [&](Value param, int64_t inner, int64_t outer, Type elt) {
+    // promotion, zero fill out of bounds. C's is optional: without it the
+    // kernel stores from registers (PersistentKernel::storeValues).
+    auto tma = [&](Value param, int64_t inner, int64_t outer, Type elt,
+                   bool optional = false) {
       return TmaDescAttr::get(ctx, cast<BlockArgument>(param).getArgNumber(),
                               elt, {inner, outer}, {1, 1}, /*interleave=*/0,
                               /*swizzle=*/128, /*l2Promotion=*/256,
-                              TmaOobFill::zero);
+                              TmaOobFill::zero, optional);
     };
     // Without TMA (ws.ldgLoads): no maps, so the runtime has nothing to
     // refuse and launches it for any operands.
@@ -38,7 +40,7 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
       maps = {tma(m.A, kBlockK, m.tileM, m.inType),
               tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
-      maps.push_back(tma(m.C, 64, 64, m.outType));
+      maps.push_back(tma(m.C, 64, 64, m.outType, /*optional=*/true));
     // Split-K: K is A's dim 1, counted in hardware K tiles; the runtime
     // launches grid (tiles, S) and passes the workspace last, sized
     // tiles x S x the slice bytes.

@@ -45,7 +45,7 @@ struct TileWarpSpecializePass
     auto epi = parseEpilogueMode(epilogue);
     if (failed(epi)) {
       getOperation().emitError("tile-warp-specialize: epilogue must be "
-                               "auto or tma, not '")
+                               "auto, tma or registers, not '")
           << epilogue << "'";
       return signalPassFailure();
     }

@@ -133,12 +133,12 @@ void WideTileKernel::consumer(IRMapping &mapping) {
         size_t half = vals.size() / 2;
         SmallVector<Value> first(vals.begin(), vals.begin() + half);
         SmallVector<Value> second(vals.begin() + half, vals.end());
-        Value rowOff = mul(wg, cst(64));
-        epilogueFromValues({first}, lo, cst(0), rowOff);
+        storeValues(first, lo, 0);
         auto ifSecond =
             scf::IfOp::create(b, loc, TypeRange{}, hiValid, false);
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPointToStart(&ifSecond.getThenRegion().front());
-        epilogueFromValues({second}, hi, cst(0), rowOff);
+        storeValues(second, hi, m.tileN / 64);
       });
+  afterLastTile();
 }

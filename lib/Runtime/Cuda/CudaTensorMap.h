@@ -81,6 +81,7 @@ struct TmaSpec {
   int swizzle = kSwizzle128B;
   int l2Promotion = kL2Promotion256B;
   int oobFill = kOobFillZero;
+  bool optional = false; // null pointer where the launch has no map
 };
 
 /// Metadata names -> enum values; -1 for an unknown name.

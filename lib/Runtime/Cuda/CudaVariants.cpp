@@ -22,6 +22,7 @@ std::string makeTmaSpec(const TmaPlan &t, const KernelPlan &plan,
            "' is not a tensor map type of the param's dtype '" + pp.dtypeName +
            "'";
   spec.rank = uint32_t(t.rank);
+  spec.optional = t.optional;
   for (uint32_t i = 0; i < spec.rank; ++i) {
     spec.box[i] = uint32_t(t.box[i]);
     spec.elementStrides[i] = uint32_t(t.elementStrides[i]);
@@ -432,7 +433,9 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
   int64_t rowElems[8] = {}; // > 0: repack entry i with rows this long
   uint64_t repackTotal = 0;
   std::string repackWhy; // the check the repacked entries failed
+  bool absent[8] = {}; // optional entries the launch has no map for
   const size_t n = spec_.tma.size();
+  const char *verbose = std::getenv("TILE_CUDA_VERBOSE");
   if (n > 8) {
     why = "more than 8 tensor maps";
     return false;
@@ -456,12 +459,26 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
     int64_t expect = 1;
     for (int d = int(t.rank) - 1; d >= 0; --d) {
       if (k.shape[d] != 1 && k.strides[d] != expect) {
-        why = "tensor param " + str(t.param) + " is not row-major contiguous";
-        return false;
+        why = "is not row-major contiguous";
+        break;
       }
       expect *= k.shape[d];
     }
-    why = checkTensorMap(t, reinterpret_cast<const void *>(k.base), k.shape);
+    if (why.empty())
+      why = checkTensorMap(t, reinterpret_cast<const void *>(k.base),
+                           k.shape);
+    if (!why.empty() && t.optional) {
+      // The kernel runs without it (e.g. C of the TMA-store epilogue,
+      // stored from registers instead): a null map.
+      if (verbose && *verbose)
+        std::fprintf(stderr,
+                     "tile: %s: tensor param %d: %s (optional map: "
+                     "passed as null)\n",
+                     spec_.kernel.c_str(), t.param, why.c_str());
+      absent[i] = true;
+      why.clear();
+      continue;
+    }
     if (!why.empty()) {
       why = "tensor param " + str(t.param) + ": " + why;
       // Repackable when only the alignment failed: the padded copy (256-
@@ -510,6 +527,10 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
     return false;
   const uint64_t now = ++clock_;
   for (size_t i = 0; i < n; ++i) {
+    if (absent[i]) {
+      mapPtrs[i] = 0;
+      continue;
+    }
     size_t hit = kCacheSlots, victim = 0;
     for (size_t s = 0; s < kCacheSlots; ++s) {
       if (slots_[s].used && slots_[s].key == keys[i]) {

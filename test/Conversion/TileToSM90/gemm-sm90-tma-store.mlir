@@ -9,23 +9,24 @@
 // RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=ptx -o %t.def.ptx
 // RUN: FileCheck %s --check-prefix=DEFPTX < %t.def.ptx
 
-// The default compile of 128x256 tiles (16-bit C) asks for both kernels:
-// persistent cooperative, plus the TMA-store variant for launches of at
-// most 528 tiles (4 waves of 132 SMs).
-// DEFWS: sm90.warp_specialize = {{{.*}}persistent = true{{.*}}tma_store_max_tiles = 528 : i64}
+// The default compile of 128x256 tiles (16-bit C): the persistent
+// cooperative kernel with the TMA-store epilogue (no separate variant).
+// DEFWS: sm90.warp_specialize = {{{.*}}epilogue = "tma", persistent = true
 // DEFPTX-DAG: .entry gemm_kernel(
 // DEFPTX-DAG: .entry gemm_kernel_sm90(
-// DEFPTX-DAG: .entry gemm_kernel_sm90_t(
+// DEFPTX-NOT: .entry gemm_kernel_sm90_t(
 // DEFPTX-DAG: cp.async.bulk.tensor.2d.global.shared::cta
 
-// The TMA-store epilogue (tile-warp-specialize epilogue=tma, pipeline
-// option sm90-epilogue=tma; experimental, off by default,
-// docs/performance.md): persistent cooperative kernel; each consumer
+// The TMA-store epilogue (the default, also asked for by
+// tile-warp-specialize epilogue=tma or the pipeline option
+// sm90-epilogue=tma; docs/performance.md): persistent cooperative kernel; each consumer
 // warpgroup converts its accumulators 64 columns at a time into one of two
 // 128B-swizzled 64x64 staging buffers after the stages (4 stages of 48 KiB
 // + 2 x 2 x 8 KiB = 230400 bytes with the 1 KiB alignment slack), then one
 // thread per warpgroup stores the chunk with cp.async.bulk.tensor through
-// a third tensor map (of C, box 64x64) and commits a bulk group; before a
+// a third tensor map (of C, box 64x64, optional: the runtime passes null
+// when no map describes the launch's C, and the kernel then stores from
+// registers) and commits a bulk group; before a
 // buffer is rewritten its store must have read it (wait_group.read 1), and
 // the CTA waits for all its stores (wait_group 0) before exiting.
 
@@ -37,15 +38,21 @@
 // Ping-pong keeps its register epilogue.
 // PP-NOT: epilogue = "tma"
 // PP: schedule = "pingpong"
-// BAD: epilogue must be auto or tma, not 'bogus'
+// BAD: epilogue must be auto, tma or registers, not 'bogus'
 
-// CHECK: shared_bytes = 230400, {{.*}}tma = [<param = 0, {{.*}}>, <param = 1, {{.*}}>, <param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "gemm_pack_b2", pack_elem_bytes = 2>
+// CHECK: shared_bytes = 230400, {{.*}}tma = [<param = 0, {{.*}}>, <param = 1, {{.*}}>, <param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero, optional = true>], pack = "gemm_pack_b2", pack_elem_bytes = 2>
 // CHECK: gpu.func @gemm_kernel_sm90(%{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[CMAP:.*]]: !llvm.ptr) kernel
+// C's map may be null: prefetched only when present, and the epilogue
+// branches on it.
+// CHECK: %[[CBITS:.*]] = llvm.ptrtoint %[[CMAP]] : !llvm.ptr to i64
+// CHECK: %[[PRESENT:.*]] = arith.cmpi ne, %[[CBITS]], %c0_i64
 // CHECK: %[[TMAC:.*]] = builtin.unrealized_conversion_cast %[[CMAP]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
-// CHECK: nvgpu.tma.prefetch.descriptor %[[TMAC]]
+// CHECK: %[[PF:.*]] = arith.andi %{{.*}}, %[[PRESENT]]
+// CHECK: nvgpu.tma.prefetch.descriptor %[[TMAC]], predicate = %[[PF]]
 // CHECK: nvvm.setmaxregister  increase 232
 // CHECK-NOT: nvgpu.warpgroup.mma.store
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.if %[[PRESENT]] {
 // Chunk 0: buffer 0 of this warpgroup at 4 * 49152 + wg * 16384.
 // CHECK: %[[BARID:.*]] = arith.index_cast %{{.*}} : index to i32
 // CHECK: %[[BUF0:.*]] = arith.addi %c196608, %{{.*}} : index
@@ -66,6 +73,9 @@
 // CHECK: nvgpu.tma.async.store
 // CHECK: %[[COL3:.*]] = arith.addi %{{.*}}, %c192 : index
 // CHECK-NEXT: nvgpu.tma.async.store %{{.*}} to %[[TMAC]][%[[COL3]], %{{.*}}]
+// No map: the register epilogue's bounds-checked stores.
+// CHECK: } else {
+// CHECK: vector.store %{{.*}} : memref<?x?xf16>, vector<2xf16>
 // After the tile loop: every store complete before the CTA exits.
 // CHECK: nvvm.cp.async.bulk.wait_group 0
 // CHECK-NOT: {read}

@@ -7,8 +7,10 @@
 // The wide-tile variant (WideTile.cpp) of a 128x128 launch tile: CTA tiles
 // of 128x256, launch blocks (2x, y) and (2x + 1, y) (coarsen = [2, 1, 1]:
 // the launch's x moves B's column, not A's row), persistent, 4 stages of
-// (128 + 256) x 64 f16; after split-K, before the launch-tile kernel.
-// CHECK: kernel = "gemm_kernel_sm90_sk"{{.*}}<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_wide", block = [384, 1, 1], shared_bytes = 197632, grid = sms, schedule = "wide", tma = [{{.*}}], pack = "gemm_pack_b2", pack_elem_bytes = 2, coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
+// (128 + 256) x 64 f16 and the launch tile's TMA-store epilogue (2 x 2 x 8
+// KiB of staging, C's optional map); after split-K, before the launch-tile
+// kernel.
+// CHECK: kernel = "gemm_kernel_sm90_sk"{{.*}}<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_wide", block = [384, 1, 1], shared_bytes = 230400, grid = sms, schedule = "wide", tma = [{{.*}}, <param = 2, {{.*}}optional = true>], pack = "gemm_pack_b2", pack_elem_bytes = 2, coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
 // CHECK-LABEL: gpu.func @gemm_kernel_sm90_wide(
 // The wide tiles: ceildiv(gx, 2) * gy.
 // CHECK: %[[GX:.*]] = arith.divui %{{.*}}, %c128
@@ -38,16 +40,25 @@
 // CHECK: arith.addi %[[N1]], %c64
 // CHECK: nvgpu.tma.async.load
 // Consumers: one 64x256 wgmma chain per warpgroup; the first block's
-// stores, then the second block's under its grid check.
+// stores, then the second block's under its grid check: TMA stores of two
+// 64-column chunks each (staging buffers 0, 1, then 0, 1 again), or the
+// register stores when C's map is null.
 // CHECK: nvvm.setmaxregister  increase 232
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[TILES]] step
 // CHECK: %[[CX1:.*]] = arith.addi %{{.*}}, %c1
 // CHECK: %[[HI:.*]] = arith.cmpi ult, %[[CX1]], %[[GX]]
 // CHECK: nvgpu.warpgroup.mma {{.*}} -> <fragmented = vector<64x256xf32>>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: vector.store
+// CHECK: nvgpu.tma.async.store
+// CHECK: nvgpu.tma.async.store
+// CHECK: } else {
+// CHECK: vector.store %{{.*}} : memref<?x?xf16>, vector<2xf16>
 // CHECK: scf.if %[[HI]] {
-// CHECK: vector.store
+// CHECK: nvgpu.tma.async.store
+// CHECK: nvgpu.tma.async.store
+// CHECK: } else {
+// CHECK: vector.store %{{.*}} : memref<?x?xf16>, vector<2xf16>
+// CHECK: nvvm.cp.async.bulk.wait_group 0
 // CHECK: gpu.return
 
 // The launch's epilogue (bias + ReLU) runs on both halves, each with its

@@ -5,7 +5,8 @@
 // RUN: not tile-opt %s -split-input-file --tile-warp-specialize="chip=sm_90a persistent=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // persistent=auto (the default) makes the 128x128 tile persistent (measured
-// faster on the H200), not the others; true/false force it.
+// faster on the H200), not the others; true/false force it. A persistent
+// kernel with a 16-bit C gets the TMA-store epilogue (epilogue = "tma").
 // BAD: persistent must be auto, true or false, not 'maybe'
 
 // tile-warp-specialize tags the pipelined GEMM loop with the producer /
@@ -16,7 +17,7 @@
 
 // CHECK-LABEL: func.func @gemm
 // CHECK: tile.pipelined
-// CHECK-SAME: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, persistent = true, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 384 : i64}
+// CHECK-SAME: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, epilogue = "tma", persistent = true, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 384 : i64}
 // OFF-LABEL: func.func @gemm
 // OFF: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, producer_regs = 40 : i64, producers = 1 : i64, stages = 5 : i64, threads = 384 : i64}
 // ON-LABEL: func.func @gemm

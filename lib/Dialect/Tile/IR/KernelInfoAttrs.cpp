@@ -338,7 +338,8 @@ LogicalResult TmaDescAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   ArrayRef<int64_t> box,
                                   ArrayRef<int64_t> elementStrides,
                                   int64_t interleave, int64_t swizzle,
-                                  int64_t l2Promotion, TmaOobFill) {
+                                  int64_t l2Promotion, TmaOobFill,
+                                  bool) {
   if (param < 0)
     return emitError() << "tensor map of parameter " << param;
   if (!elementType.isIntOrFloat())

@@ -147,8 +147,8 @@ static std::string bytesName(int64_t bytes) {
 
 static json::Value toJSON(KernelVariantAttr v) {
   json::Array tma;
-  for (TmaDescAttr t : v.getTma())
-    tma.push_back(json::Object{
+  for (TmaDescAttr t : v.getTma()) {
+    json::Object entry{
         {"param", t.getParam()},
         {"dtype", getDTypeName(t.getElementType())},
         {"rank", static_cast<int64_t>(t.getBox().size())},
@@ -157,7 +157,11 @@ static json::Value toJSON(KernelVariantAttr v) {
         {"interleave", bytesName(t.getInterleave())},
         {"swizzle", bytesName(t.getSwizzle())},
         {"l2_promotion", bytesName(t.getL2Promotion())},
-        {"oob_fill", stringifyTmaOobFill(t.getOobFill())}});
+        {"oob_fill", stringifyTmaOobFill(t.getOobFill())}};
+    if (t.getOptional())
+      entry["optional"] = true;
+    tma.push_back(std::move(entry));
+  }
   json::Object o{{"kind", v.getKind().getValue()},
                  {"chip", v.getChip().getValue()},
                  {"kernel", v.getKernel().getValue()},

@@ -45,18 +45,16 @@ struct WarpSpecialization {
   /// its mainloop, ordered by named barriers. Recorded only when true.
   bool pingpong = false;
   int64_t unitN = 0; // ping-pong: the unit's columns (divides the tile N)
-  /// TMA-store epilogue (experimental, persistent cooperative kernels with
-  /// a 16-bit C only): each consumer warpgroup writes its accumulators,
-  /// 64 columns at a time, into one of two 128B-swizzled 64x64 staging
-  /// buffers and one thread stores them with cp.async.bulk.tensor (a third
-  /// tensor map, of C), so the stores run asynchronously under the next
-  /// tile's mainloop. Recorded in the attribute only when true.
+  /// TMA-store epilogue (the default of persistent cooperative kernels
+  /// with a 16-bit C and no elementwise epilogue): each consumer warpgroup
+  /// writes its accumulators, 64 columns at a time, into one of two
+  /// 128B-swizzled 64x64 staging buffers and one thread stores them with
+  /// cp.async.bulk.tensor (a third tensor map, of C, marked optional), so
+  /// the stores run asynchronously under the next tile's mainloop. A
+  /// launch whose C no tensor map describes (the runtime passes a null map)
+  /// stores from the registers instead. Recorded in the attribute only
+  /// when true.
   bool tmaStore = false;
-  /// Also emit a TMA-store variant (tmaStore, persistent cooperative) used
-  /// for launches of at most this many tiles, before this kernel (the
-  /// default for 128x256 tiles, see kTmaStoreMaxTiles). 0: only this
-  /// kernel. Recorded in the attribute only when > 0.
-  int64_t tmaStoreMaxTiles = 0;
   /// Loads without TMA (the variant for operands no tensor map can
   /// describe, e.g. an f16 row pitch that is not a multiple of 16 bytes):
   /// every producer thread loads 16-byte chunks of A and B element-wise
@@ -100,11 +98,13 @@ FailureOr<PersistentMode> parsePersistentMode(StringRef s);
 enum class ScheduleMode { Auto, Cooperative, PingPong };
 /// "auto" | "cooperative" | "pingpong"; failure otherwise.
 FailureOr<ScheduleMode> parseScheduleMode(StringRef s);
-/// Epilogue request: EpilogueMode::Auto = stores from registers (persistent)
-/// or through the f32 staging tile; Tma = the TMA-store epilogue where it
-/// applies (persistent cooperative, 16-bit C, TN % 128 == 0).
-enum class EpilogueMode { Auto, Tma };
-/// "auto" | "tma"; failure otherwise.
+/// Epilogue request: EpilogueMode::Auto = the TMA-store epilogue where it
+/// applies (persistent cooperative, 16-bit C, TN % 128 == 0, no
+/// elementwise epilogue), else stores from registers (persistent) or
+/// through the f32 staging tile; Tma = the same, and persistent unless
+/// persistent=false; Registers = never the TMA-store epilogue.
+enum class EpilogueMode { Auto, Tma, Registers };
+/// "auto" | "tma" | "registers"; failure otherwise.
 FailureOr<EpilogueMode> parseEpilogueMode(StringRef s);
 
 /// The ping-pong unit's columns for a match, or 0 where it does not apply.
@@ -120,12 +120,6 @@ decideWarpSpecialization(const GemmMatch &m,
 /// Whether tile-warp-specialize applies to `chip` (sm_90a: wgmma and
 /// setmaxnreg need the architecture-specific target).
 bool isSM90Chip(StringRef chip);
-
-/// The default 128x256 compile's TMA-store variant runs launches of at most
-/// this many tiles (4 waves of the H100/H200's 132 SMs; measured on the
-/// H200, docs/performance.md: the TMA-store epilogue is fastest at 4096^3 =
-/// 512 tiles, the persistent cooperative kernel at 8192^3 = 2048 tiles).
-constexpr int64_t kTmaStoreMaxTiles = 4 * 132;
 
 /// The split-K variant runs launches of at most this many tiles: half the
 /// H100/H200's 132 SMs, so that at least 2 slices per tile fit in one wave

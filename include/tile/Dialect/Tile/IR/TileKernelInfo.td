@@ -152,6 +152,18 @@ def Tile_TmaDescAttr : Tile_Attr<"TmaDesc", "tma"> {
     box and element strides (innermost first, one per tensor dim),
     interleave (0, 16 or 32 bytes), swizzle span (0, 32, 64 or 128 bytes),
     L2 promotion (0, 64, 128 or 256 bytes) and the out-of-bounds fill.
+    `optional`: the kernel also runs without this map (the runtime passes a
+    null pointer when it cannot encode it for a launch, e.g. the C of the
+    TMA-store epilogue, which then stores from registers); a required map
+    that cannot be encoded makes the runtime try the next variant.
+
+    Example:
+
+    ```mlir
+    #tile.tma<param = 2, type = f16, box = [64, 64], element_strides = [1, 1],
+              interleave = 0, swizzle = 128, l2_promotion = 256,
+              oob_fill = zero, optional = true>
+    ```
   }];
   let parameters = (ins "int64_t":$param,
                         "::mlir::Type":$elementType,
@@ -160,13 +172,15 @@ def Tile_TmaDescAttr : Tile_Attr<"TmaDesc", "tma"> {
                         "int64_t":$interleave,
                         "int64_t":$swizzle,
                         "int64_t":$l2Promotion,
-                        "::mlir::tile::TmaOobFill":$oobFill);
+                        "::mlir::tile::TmaOobFill":$oobFill,
+                        DefaultValuedParameter<"bool", "false">:$optional);
   let assemblyFormat = [{
     `<` `param` `=` $param `,` `type` `=` $elementType `,`
         `box` `=` `[` $box `]` `,`
         `element_strides` `=` `[` $elementStrides `]` `,`
         `interleave` `=` $interleave `,` `swizzle` `=` $swizzle `,`
-        `l2_promotion` `=` $l2Promotion `,` `oob_fill` `=` $oobFill `>`
+        `l2_promotion` `=` $l2Promotion `,` `oob_fill` `=` $oobFill
+        (`,` `optional` `=` $optional^)? `>`
   }];
   let genVerifyDecl = 1;
 }
