@@ -107,7 +107,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
     // C's map for the TMA-store epilogue (box 64x64, 128B swizzle). It is
     // optional (metadata): null when no tensor map describes the launch's
     // C (e.g. a row pitch that is not a multiple of 16 bytes), and then
-    // the epilogue stores from the registers (storeValues).
+    // the epilogue copies its staged chunks out itself (storeValues).
     Value cMap = tensorMaps[2];
     Value cMapBits =
         LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), cMap).getResult();

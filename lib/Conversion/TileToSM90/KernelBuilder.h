@@ -273,15 +273,22 @@ protected:
                           IRMapping &mapping, Value colOff, Value rowOff);
   /// Stores one 64-row accumulator block's values (accumulatorValues'
   /// layout) at the tile origin of `mapping` (this warpgroup's rows): with
-  /// ws.tmaStore through tmaStoreValues when C's map is present, else (and
-  /// without ws.tmaStore) epilogueFromValues. `firstChunk`: the index of
+  /// ws.tmaStore through the staging buffers (stagedStoreValues), by TMA
+  /// when C's map is present, else by the warpgroup's coalesced stores;
+  /// without ws.tmaStore, epilogueFromValues. `firstChunk`: the index of
   /// the first 64-column chunk within the CTA tile (staging buffers
   /// alternate by chunk).
   void storeValues(ArrayRef<Value> vals, IRMapping &mapping,
                    int64_t firstChunk);
-  /// The TMA-store epilogue of those values (TmaStore.cpp).
-  void tmaStoreValues(ArrayRef<Value> vals, IRMapping &mapping,
-                      int64_t firstChunk);
+  /// The staged epilogue of those values (TmaStore.cpp): each 64-column
+  /// chunk into a swizzled staging buffer, then a TMA store (`viaTma`) or
+  /// copyOutChunk.
+  void stagedStoreValues(ArrayRef<Value> vals, IRMapping &mapping,
+                         int64_t firstChunk, bool viaTma);
+  /// Bounds-checked stores of a 64x64 staging buffer to C at (`row0`,
+  /// `col0`) by the warpgroup's 128 threads, 32 consecutive columns of a
+  /// row per warp instruction.
+  void copyOutChunk(Value buf, IRMapping &mapping, Value row0, Value col0);
 
   Value numTiles;         // the launch's grid size (set by mapLaunch)
   SmallVector<Value> grid; // the launch's grid sizes

@@ -7,8 +7,8 @@
 // (after the stages) and thread 0 of the warpgroup stores the chunk with
 // cp.async.bulk.tensor, reusing a buffer only after wait_group.read 1; the
 // stores overlap the next tile's main loop. The map is optional: for a
-// launch whose C no tensor map describes the runtime passes null and
-// storeValues (Persistent.cpp) stores from the registers instead.
+// launch whose C no tensor map describes the runtime passes null, and the
+// warpgroup copies each staged chunk to C itself (copyOutChunk).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,9 +35,9 @@ void PersistentKernel::afterLastTile() {
                                        UnitAttr{});
 }
 
-void PersistentKernel::tmaStoreValues(ArrayRef<Value> vals,
-                                      IRMapping &mapping,
-                                      int64_t firstChunk) {
+void PersistentKernel::stagedStoreValues(ArrayRef<Value> vals,
+                                         IRMapping &mapping,
+                                         int64_t firstChunk, bool viaTma) {
   // Accumulator layout as in epilogueFromRegisters: warp w, lane l hold,
   // for 8-column group j, (4j, 4j+1) at row 16w + l/4, columns 8j +
   // 2(l%4) + {0,1}, and (4j+2, 4j+3) 8 rows below. Chunk c (columns
@@ -46,6 +46,12 @@ void PersistentKernel::tmaStoreValues(ArrayRef<Value> vals,
   // across tiles), a 64x64
   // tile with the 128B swizzle (16-byte unit u of row r at u ^ (r % 8));
   // r % 8 = l / 4, so a warp's pair stores hit 32 distinct banks.
+  // Without TMA (viaTma false: C's map is null for this launch) the
+  // warpgroup then copies the chunk out itself, a row segment of 32
+  // elements per warp instruction (64 bytes: 2 sectors, against 8 rows
+  // per instruction for stores straight from the accumulator layout),
+  // bounds-checked element by element, since C's pitch need not allow
+  // anything wider.
   int64_t width = 2 * int64_t(vals.size());
   assert(width % 64 == 0 && "whole 64-column chunks");
   auto f32 = b.getF32Type();
@@ -70,7 +76,7 @@ void PersistentKernel::tmaStoreValues(ArrayRef<Value> vals,
   Value bufBase = add(cst(ws.stages * stageBytes()), mul(wg, cst(2 * 8192)));
   for (int64_t c = 0; c < width / 64; ++c) {
     // The buffer's previous store (two commits ago) has read it.
-    {
+    if (viaTma) {
       auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
@@ -95,6 +101,11 @@ void PersistentKernel::tmaStoreValues(ArrayRef<Value> vals,
         st.setAlignment(4);
       }
     }
+    if (!viaTma) {
+      bar();
+      copyOutChunk(buf, mapping, cRow, add(cCol, cst(64 * c)));
+      continue;
+    }
     // Generic-proxy writes visible to the async proxy, then one thread
     // stores the chunk (TMA clips rows/columns outside C).
     NVVM::FenceProxyOp::create(
@@ -108,5 +119,38 @@ void PersistentKernel::tmaStoreValues(ArrayRef<Value> vals,
                                    ValueRange{add(cCol, cst(64 * c)), cRow},
                                    Value{});
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  }
+}
+
+void PersistentKernel::copyOutChunk(Value buf, IRMapping &mapping, Value row0,
+                                    Value col0) {
+  // Thread p of the warpgroup: column p % 64, rows p / 64, + 2, + 4, ...;
+  // a warp covers 32 consecutive columns of one row. The staging layout
+  // (128B swizzle): element (r, c) at (((c / 8) ^ (r % 8)) * 8 + c % 8).
+  Value C = mapping.lookup(m.C);
+  Value M = memref::DimOp::create(b, loc, C, 0);
+  Value N = memref::DimOp::create(b, loc, C, 1);
+  Value p = remu(tid, cst(128));
+  Value colIn = remu(p, cst(64));
+  Value rowHalf = divu(p, cst(64));
+  Value unit = divu(colIn, cst(8));
+  Value within = remu(colIn, cst(8));
+  Value col = add(col0, colIn);
+  Value colOk = cmp(arith::CmpIPredicate::ult, col, N);
+  for (int64_t i = 0; i < 32; ++i) {
+    Value r = add(rowHalf, cst(2 * i));
+    // r % 8 = 2i % 8 + rowHalf (no carry: at most 7).
+    Value swz = add(
+        mul(arith::XOrIOp::create(b, loc, unit, add(rowHalf, cst(2 * i % 8))),
+            cst(8)),
+        within);
+    Value v = memref::LoadOp::create(b, loc, buf, ValueRange{r, swz});
+    Value row = add(row0, r);
+    Value ok = arith::AndIOp::create(
+        b, loc, cmp(arith::CmpIPredicate::ult, row, M), colOk);
+    auto ifOk = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOk.getThenRegion().front());
+    memref::StoreOp::create(b, loc, v, C, ValueRange{row, col});
   }
 }

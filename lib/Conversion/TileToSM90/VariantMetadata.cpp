@@ -25,7 +25,7 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     // The variant's description (docs/bundle.md, "variants"): TMA maps of
     // A, B (and C for the TMA-store epilogue), 128B swizzle, 256B L2
     // promotion, zero fill out of bounds. C's is optional: without it the
-    // kernel stores from registers (PersistentKernel::storeValues).
+    // kernel stores its staged chunks itself (PersistentKernel::storeValues).
     auto tma = [&](Value param, int64_t inner, int64_t outer, Type elt,
                    bool optional = false) {
       return TmaDescAttr::get(ctx, cast<BlockArgument>(param).getArgNumber(),

@@ -25,8 +25,8 @@
 // + 2 x 2 x 8 KiB = 230400 bytes with the 1 KiB alignment slack), then one
 // thread per warpgroup stores the chunk with cp.async.bulk.tensor through
 // a third tensor map (of C, box 64x64, optional: the runtime passes null
-// when no map describes the launch's C, and the kernel then stores from
-// registers) and commits a bulk group; before a
+// when no map describes the launch's C, and the warpgroup then copies the
+// staged chunk out itself) and commits a bulk group; before a
 // buffer is rewritten its store must have read it (wait_group.read 1), and
 // the CTA waits for all its stores (wait_group 0) before exiting.
 
@@ -73,9 +73,17 @@
 // CHECK: nvgpu.tma.async.store
 // CHECK: %[[COL3:.*]] = arith.addi %{{.*}}, %c192 : index
 // CHECK-NEXT: nvgpu.tma.async.store %{{.*}} to %[[TMAC]][%[[COL3]], %{{.*}}]
-// No map: the register epilogue's bounds-checked stores.
+// No map: the same staging, then the warpgroup's own stores: thread p
+// reads column p % 64 of rows p / 64, + 2, ... (swizzled) and stores it
+// bounds-checked, 32 per chunk.
 // CHECK: } else {
-// CHECK: vector.store %{{.*}} : memref<?x?xf16>, vector<2xf16>
+// CHECK-NOT: nvgpu.tma.async.store
+// CHECK: vector.store %{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: nvvm.barrier id = %[[BARID]]
+// CHECK: %[[SV:.*]] = memref.load %{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: scf.if
+// CHECK-NEXT: memref.store %[[SV]], %{{.*}} : memref<?x?xf16>
+// CHECK-NOT: nvgpu.tma.async.store
 // After the tile loop: every store complete before the CTA exits.
 // CHECK: nvvm.cp.async.bulk.wait_group 0
 // CHECK-NOT: {read}

@@ -52,8 +52,8 @@ struct WarpSpecialization {
   /// cp.async.bulk.tensor (a third tensor map, of C, marked optional), so
   /// the stores run asynchronously under the next tile's mainloop. A
   /// launch whose C no tensor map describes (the runtime passes a null map)
-  /// stores from the registers instead. Recorded in the attribute only
-  /// when true.
+  /// copies the staged chunks out with its threads instead. Recorded in
+  /// the attribute only when true.
   bool tmaStore = false;
   /// Loads without TMA (the variant for operands no tensor map can
   /// describe, e.g. an f16 row pitch that is not a multiple of 16 bytes):

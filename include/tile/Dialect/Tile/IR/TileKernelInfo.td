@@ -154,8 +154,9 @@ def Tile_TmaDescAttr : Tile_Attr<"TmaDesc", "tma"> {
     L2 promotion (0, 64, 128 or 256 bytes) and the out-of-bounds fill.
     `optional`: the kernel also runs without this map (the runtime passes a
     null pointer when it cannot encode it for a launch, e.g. the C of the
-    TMA-store epilogue, which then stores from registers); a required map
-    that cannot be encoded makes the runtime try the next variant.
+    TMA-store epilogue, which then stores through its threads); a
+    required map that cannot be encoded makes the runtime try the next
+    variant.
 
     Example:
 
