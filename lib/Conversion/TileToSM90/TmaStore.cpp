@@ -137,20 +137,20 @@ void PersistentKernel::copyOutChunk(Value buf, IRMapping &mapping, Value row0,
   Value within = remu(colIn, cst(8));
   Value col = add(col0, colIn);
   Value colOk = cmp(arith::CmpIPredicate::ult, col, N);
-  for (int64_t i = 0; i < 32; ++i) {
-    Value r = add(rowHalf, cst(2 * i));
-    // r % 8 = 2i % 8 + rowHalf (no carry: at most 7).
-    Value swz = add(
-        mul(arith::XOrIOp::create(b, loc, unit, add(rowHalf, cst(2 * i % 8))),
-            cst(8)),
-        within);
-    Value v = memref::LoadOp::create(b, loc, buf, ValueRange{r, swz});
-    Value row = add(row0, r);
-    Value ok = arith::AndIOp::create(
-        b, loc, cmp(arith::CmpIPredicate::ult, row, M), colOk);
-    auto ifOk = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&ifOk.getThenRegion().front());
-    memref::StoreOp::create(b, loc, v, C, ValueRange{row, col});
-  }
+  // A loop, not unrolled: the wide kernel holds the other half's
+  // accumulator values meanwhile (unrolled, ptxas spilled there).
+  auto loop = scf::ForOp::create(b, loc, cst(0), cst(32), cst(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value r = add(rowHalf, mul(loop.getInductionVar(), cst(2)));
+  Value swz = add(
+      mul(arith::XOrIOp::create(b, loc, unit, remu(r, cst(8))), cst(8)),
+      within);
+  Value v = memref::LoadOp::create(b, loc, buf, ValueRange{r, swz});
+  Value row = add(row0, r);
+  Value ok = arith::AndIOp::create(
+      b, loc, cmp(arith::CmpIPredicate::ult, row, M), colOk);
+  auto ifOk = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
+  b.setInsertionPointToStart(&ifOk.getThenRegion().front());
+  memref::StoreOp::create(b, loc, v, C, ValueRange{row, col});
 }
