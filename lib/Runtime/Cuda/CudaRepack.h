@@ -10,8 +10,9 @@
 // whose rows are padded to a multiple of 16 bytes, encodes the map on the
 // copy (dims = the tensor's logical dims, so TMA never reads the padding:
 // the box beyond globalDim is zero-filled) and launches the TMA variant.
-// A written operand (the TMA-store variant's C) is never repacked: that
-// variant is skipped as before.
+// A written operand (the TMA-store epilogue's C) is never repacked: its
+// map is optional (passed as null; the kernel stores C through its
+// threads), or else the variant is skipped as before.
 //
 // The pack kernel comes from the bundle (tilec adds it to the sm_90a GPU
 // module, lib/Conversion/TileToSM90/PackKernel.cpp; the runtime compiles
