@@ -82,3 +82,8 @@
 // META-NEXT: ],
 // META-NEXT: "grid": "sms",
 // META-NEXT: "kernel": "gemm_kernel_sm90_wide",
+
+// C's map (the TMA-store epilogue) is optional in the bundle's metadata:
+// the runtime passes null where it cannot encode it.
+// META: "optional": true,
+// META-NEXT: "param": 2,

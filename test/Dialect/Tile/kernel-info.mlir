@@ -48,6 +48,16 @@ func.func private @variant() attributes {
 
 // -----
 
+// An optional map (the TMA-store epilogue's C): printed only when set.
+// CHECK-LABEL: func.func private @optional_map
+// CHECK-SAME: a = #tile.tma<param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero, optional = true>
+// CHECK-SAME: b = #tile.tma<param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>}
+func.func private @optional_map() attributes {
+  a = #tile.tma<param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero, optional = true>,
+  b = #tile.tma<param = 2, type = f16, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero, optional = false>}
+
+// -----
+
 // A split-K variant: split_k = [param, dim, block_k, slice_bytes] (its
 // workspace per tile and slice).
 // CHECK-LABEL: func.func private @splitk_variant
