@@ -456,20 +456,22 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
     std::memcpy(k.strides, desc + 24 + 8 * t.rank, 8 * t.rank);
     // Row-major contiguous (the argument checks guarantee it; a map of
     // anything else would read the wrong elements).
+    bool contiguous = true;
     int64_t expect = 1;
     for (int d = int(t.rank) - 1; d >= 0; --d) {
       if (k.shape[d] != 1 && k.strides[d] != expect) {
-        why = "is not row-major contiguous";
+        contiguous = false;
         break;
       }
       expect *= k.shape[d];
     }
-    if (why.empty())
-      why = checkTensorMap(t, reinterpret_cast<const void *>(k.base),
-                           k.shape);
+    why = contiguous ? checkTensorMap(t, reinterpret_cast<const void *>(
+                                             k.base),
+                                      k.shape)
+                     : "is not row-major contiguous";
     if (!why.empty() && t.optional) {
       // The kernel runs without it (e.g. C of the TMA-store epilogue,
-      // stored from registers instead): a null map.
+      // which the kernel then stores through its threads): a null map.
       if (verbose && *verbose)
         std::fprintf(stderr,
                      "tile: %s: tensor param %d: %s (optional map: "
@@ -478,6 +480,10 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
       absent[i] = true;
       why.clear();
       continue;
+    }
+    if (!contiguous) { // never repacked: the pack kernel copies rows
+      why = "tensor param " + str(t.param) + " " + why;
+      return false;
     }
     if (!why.empty()) {
       why = "tensor param " + str(t.param) + ": " + why;
