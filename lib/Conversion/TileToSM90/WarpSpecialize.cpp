@@ -67,8 +67,19 @@ struct TileWarpSpecializePass
           loop->emitRemark("not warp-specialized: ") << why;
         return;
       }
-      loop->setAttr(kWarpSpecializeAttr,
-                    decideWarpSpecialization(*m, *mode, *sched, *epi).toAttr(&getContext()));
+      WarpSpecialization ws = decideWarpSpecialization(*m, *mode, *sched, *epi);
+      // A persistent cooperative kernel stores C through TMA where it can;
+      // a remark says why this one stores from the registers.
+      if (remarks && *epi != EpilogueMode::Registers && ws.persistent &&
+          !ws.pingpong && !ws.tmaStore)
+        loop->emitRemark("sm90: C is stored from registers, not by TMA: ")
+            << (!m->epilogue.empty()
+                    ? "the launch applies an elementwise epilogue to the "
+                      "accumulator"
+                : m->outType.getIntOrFloatBitWidth() != 16
+                    ? "C is not a 16-bit type"
+                    : "the tile's N is not a multiple of 128");
+      loop->setAttr(kWarpSpecializeAttr, ws.toAttr(&getContext()));
     });
   }
 };

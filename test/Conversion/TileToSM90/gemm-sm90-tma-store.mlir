@@ -8,6 +8,10 @@
 // RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize | FileCheck %s --check-prefix=DEFWS
 // RUN: tilec %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --target=cuda --chip=sm_90a --emit=ptx -o %t.def.ptx
 // RUN: FileCheck %s --check-prefix=DEFPTX < %t.def.ptx
+// RUN: tile-opt %tile_src_root/examples/gemm_epilogue.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize="remarks=1" 2>&1 >/dev/null | FileCheck %s --check-prefix=EPIREMARK
+
+// A persistent kernel that keeps the register epilogue says why.
+// EPIREMARK: remark: sm90: C is stored from registers, not by TMA: the launch applies an elementwise epilogue to the accumulator
 
 // The default compile of 128x256 tiles (16-bit C): the persistent
 // cooperative kernel with the TMA-store epilogue (no separate variant).
