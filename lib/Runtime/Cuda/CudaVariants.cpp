@@ -435,7 +435,6 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
   std::string repackWhy; // the check the repacked entries failed
   bool absent[8] = {}; // optional entries the launch has no map for
   const size_t n = spec_.tma.size();
-  const char *verbose = std::getenv("TILE_CUDA_VERBOSE");
   if (n > 8) {
     why = "more than 8 tensor maps";
     return false;
@@ -472,7 +471,8 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
     if (!why.empty() && t.optional) {
       // The kernel runs without it (e.g. C of the TMA-store epilogue,
       // which the kernel then stores through its threads): a null map.
-      if (verbose && *verbose)
+      if (const char *verbose = std::getenv("TILE_CUDA_VERBOSE");
+          verbose && *verbose)
         std::fprintf(stderr,
                      "tile: %s: tensor param %d: %s (optional map: "
                      "passed as null)\n",
