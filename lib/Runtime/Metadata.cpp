@@ -365,6 +365,12 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
     if (eb != 1 && eb != 2 && eb != 4 && eb != 8)
       return p.fail(at + ".elem_bytes", "must be 1, 2, 4 or 8");
     out.packElemBytes = int32_t(eb);
+    int64_t operands = 1;
+    if (!p.integer(*pk, "operands", at + ".", operands, /*required=*/false))
+      return false;
+    if (operands != 1 && operands != 2)
+      return p.fail(at + ".operands", "must be 1 or 2");
+    out.packOperands = int32_t(operands);
   }
   if (auto c = v.find("coarsen"); c != v.end()) {
     if (!intArray(p, *c, path + ".coarsen", 3, 1, 65535,

@@ -88,12 +88,14 @@ struct VariantPlan {
   /// kernel param (after the tensor maps): this plus, for a split-K launch
   /// of T tiles and S slices, T * S * sliceBytes; no param when both are 0.
   int64_t workspaceBytes = 0;
-  /// "pack": {"kernel", "elem_bytes"}: the bundle's strided-copy kernel
-  /// the runtime may use to repack a read-only operand whose row pitch or
-  /// base TMA cannot describe into an aligned workspace (CudaRepack.h);
-  /// empty: none.
+  /// "pack": {"kernel", "elem_bytes", "operands"}: the bundle's
+  /// strided-copy kernel the runtime may use to repack a read-only operand
+  /// whose row pitch or base TMA cannot describe into an aligned workspace
+  /// (CudaRepack.h); empty: none. packOperands (1 or 2; absent: 1): the
+  /// operands one launch of it copies.
   std::string packKernel;
   int32_t packElemBytes = 0;
+  int32_t packOperands = 1;
   /// "coarsen": launch blocks per variant tile along x, y, z (each in
   /// 1..65535; not with split_k): the variant runs ceildiv(gx, cx) *
   /// ceildiv(gy, cy) * ceildiv(gz, cz) tiles, chosen per launch by the

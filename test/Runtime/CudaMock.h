@@ -44,6 +44,7 @@ struct MockState {
   int pack_launches;
   int64_t pack_params[6];
   uint64_t fail_alloc_over;
+  int pack_copies;
 };
 
 inline json cudaAddMeta(const char *chip = "sm_90a") {

@@ -116,6 +116,14 @@ TEST(Repack, Metadata) {
   ASSERT_EQ(plan.variants.size(), 1u);
   EXPECT_EQ(plan.variants[0].packKernel, "mm_pack_b4");
   EXPECT_EQ(plan.variants[0].packElemBytes, 4);
+  EXPECT_EQ(plan.variants[0].packOperands, 1); // absent: one per launch
+  {
+    json two = repackMeta();
+    two["variants"][0]["pack"]["operands"] = 2;
+    KernelPlan p2;
+    ASSERT_TRUE(parseMetadata(two.dump(), p2, error)) << error;
+    EXPECT_EQ(p2.variants[0].packOperands, 2);
+  }
   std::vector<cuda::VariantSpec> vs;
   ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
   EXPECT_EQ(vs[0].packKernel, "mm_pack_b4");
@@ -142,6 +150,10 @@ TEST(Repack, Metadata) {
        "variants[0].pack.kernel must name a kernel other than"},
       {{{"kernel", "mm_kernel_sm90"}, {"elem_bytes", 4}},
        "variants[0].pack.kernel must name a kernel other than"},
+      {{{"kernel", "mm_pack_b4"}, {"elem_bytes", 4}, {"operands", 3}},
+       "variants[0].pack.operands must be 1 or 2"},
+      {{{"kernel", "mm_pack_b4"}, {"elem_bytes", 4}, {"operands", "2"}},
+       "variants[0].pack.operands must be an integer"},
   };
   for (const Bad &b : bad) {
     SCOPED_TRACE(b.message);
@@ -196,6 +208,44 @@ TEST(RepackMock, OddPitchIsRepacked) {
   EXPECT_EQ(mock->enc_address, reinterpret_cast<void *>(intptr_t(p[1])));
   EXPECT_EQ(p[2], 5);
   EXPECT_EQ(p[3], 7);
+}
+
+TEST(RepackMock, TwoOperandsInOneLaunch) {
+  // "operands": 2 (what tilec emits): A and B are copied by one launch of
+  // the pack kernel, grid y = 2; a launch with only A odd has grid y = 1.
+  USE_MOCK(mock);
+  RepackEnv env("1");
+  json m = repackMeta();
+  m["variants"][0]["pack"] = {
+      {"kernel", "mm_pack2_b4"}, {"elem_bytes", 4}, {"operands", 2}};
+  KernelGuard k(loadRepack(m));
+  ASSERT_TRUE(k.k);
+  Mm odd(16, 5, 7);
+  for (size_t i = 0; i < odd.b.data.size(); ++i)
+    odd.b[i] = float(1000 + i);
+  const int packs = mock->pack_launches, copies = mock->pack_copies;
+  ASSERT_EQ(tile_kernel_launch(k, odd.args, 3, nullptr, nullptr),
+            TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_STREQ(mock->last_function, "mm_kernel_sm90");
+  EXPECT_EQ(mock->pack_launches, packs + 1);
+  EXPECT_EQ(mock->pack_copies, copies + 2);
+  // The last copy is B's (5 x 7, rows padded to 8): the map describes it.
+  const int64_t *p = mock->pack_params;
+  EXPECT_EQ(p[0], int64_t(reinterpret_cast<intptr_t>(odd.b.t.data)));
+  EXPECT_EQ(p[2], 5);
+  EXPECT_EQ(p[3], 7);
+  EXPECT_EQ(p[5], 8);
+  const float *copy = reinterpret_cast<const float *>(intptr_t(p[1]));
+  EXPECT_EQ(copy[8 * 4 + 6], odd.b[4 * 7 + 6]);
+  EXPECT_EQ(copy[8 * 4 + 7], 0.0f); // padding
+  EXPECT_EQ(mock->enc_address, reinterpret_cast<void *>(intptr_t(p[1])));
+  // Only A odd: one launch, one copy.
+  Mm oddA(16, 5, 24);
+  ASSERT_EQ(tile_kernel_launch(k, oddA.args, 3, nullptr, nullptr),
+            TILE_STATUS_OK);
+  EXPECT_EQ(mock->pack_launches, packs + 2);
+  EXPECT_EQ(mock->pack_copies, copies + 3);
 }
 
 TEST(RepackMock, AlignedIsNotRepacked) {

@@ -19,7 +19,7 @@
 // says why a GEMM gets none). Every plan also gets NAME_kernel_sm90_ldg,
 // last: the same GEMM without tensor maps (loads by the producer
 // threads), for operands TMA cannot describe. The TMA variants name
-// NAME_pack_b<E> (PackKernel.h), with which the runtime repacks an operand
+// NAME_pack2_b<E> (PackKernel.h), with which the runtime repacks operands
 // TMA cannot describe into an aligned workspace when that pays
 // (lib/Runtime/Cuda/CudaRepack.h), so _ldg runs only small or
 // unrepackable launches.

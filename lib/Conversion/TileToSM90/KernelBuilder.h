@@ -271,6 +271,11 @@ protected:
   /// the stored columns: 2 x the values per block).
   void epilogueFromValues(SmallVector<SmallVector<Value>> blockVals,
                           IRMapping &mapping, Value colOff, Value rowOff);
+  /// The launch's elementwise epilogue (m.epilogue) on one 64-row block's
+  /// values (accumulatorValues' layout), in place; `rowOff` / `colOff`:
+  /// the block's origin relative to the tile origin of `mapping`.
+  void applyEpilogueToBlock(MutableArrayRef<Value> vals, IRMapping &mapping,
+                            Value rowOff, Value colOff);
   /// Stores one 64-row accumulator block's values (accumulatorValues'
   /// layout) at the tile origin of `mapping` (this warpgroup's rows): with
   /// ws.tmaStore through the staging buffers (stagedStoreValues), by TMA

@@ -11,7 +11,7 @@ using namespace mlir::tile;
 using namespace mlir::tile::sm90;
 
 std::string sm90::packKernelName(StringRef name, int64_t elemBytes) {
-  return (name + "_pack_b" + Twine(elemBytes)).str();
+  return (name + "_pack2_b" + Twine(elemBytes)).str();
 }
 
 std::string sm90::buildPackKernel(OpBuilder &b, Location loc,
@@ -25,15 +25,33 @@ std::string sm90::buildPackKernel(OpBuilder &b, Location loc,
   b.setInsertionPointToEnd(gpuModule.getBody());
   auto ptrT = LLVM::LLVMPointerType::get(ctx);
   auto i64 = b.getI64Type();
-  auto fn = gpu::GPUFuncOp::create(
-      b, loc, kernelName,
-      FunctionType::get(ctx, {ptrT, ptrT, i64, i64, i64, i64}, {}));
+  SmallVector<Type> params;
+  for (int64_t g = 0; g < kPackOperands; ++g)
+    params.append({ptrT, ptrT, i64, i64, i64, i64});
+  auto fn = gpu::GPUFuncOp::create(b, loc, kernelName,
+                                   FunctionType::get(ctx, params, {}));
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   Block &entry = fn.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Value src = entry.getArgument(0), dst = entry.getArgument(1);
-  Value rows = entry.getArgument(2), cols = entry.getArgument(3);
-  Value srcPitch = entry.getArgument(4), dstPitch = entry.getArgument(5);
+  // The group this CTA copies: blockIdx.y (selects, no divergence: the
+  // whole CTA takes the same group).
+  Value group = arith::IndexCastUIOp::create(
+      b, loc, i64, gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
+  SmallVector<Value> isGroup; // [g - 1]: blockIdx.y == g
+  for (int64_t g = 1; g < kPackOperands; ++g)
+    isGroup.push_back(arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, group,
+        arith::ConstantIntOp::create(b, loc, i64, g)));
+  auto arg = [&](int64_t i) {
+    Value v = entry.getArgument(i);
+    for (int64_t g = 1; g < kPackOperands; ++g)
+      v = arith::SelectOp::create(b, loc, isGroup[g - 1],
+                                  entry.getArgument(6 * g + i), v);
+    return v;
+  };
+  Value src = arg(0), dst = arg(1);
+  Value rows = arg(2), cols = arg(3);
+  Value srcPitch = arg(4), dstPitch = arg(5);
 
   const int64_t per = 16 / elemBytes; // elements per 16-byte chunk
   auto elt = b.getIntegerType(unsigned(elemBytes * 8)); // bits, not values

@@ -20,19 +20,29 @@ namespace mlir::tile::sm90 {
 /// The pack kernel's name for `elemBytes`-byte elements of kernel `name`.
 std::string packKernelName(StringRef name, int64_t elemBytes);
 
+/// Operands one launch of the pack kernel copies (the metadata's
+/// "operands"): A and B of an odd-pitch GEMM in one launch, not two (each
+/// launch costs ~1.2 us plus its gap on the H200 for small operands).
+constexpr int64_t kPackOperands = 2;
+
 /// Adds (once) to `gpuModule`
 ///
-///   gpu.func @<packKernelName>(%src: !llvm.ptr, %dst: !llvm.ptr,
-///       %rows: i64, %cols: i64, %srcPitch: i64, %dstPitch: i64) kernel
+///   gpu.func @<packKernelName>(
+///       %src0: !llvm.ptr, %dst0: !llvm.ptr, %rows0: i64, %cols0: i64,
+///       %srcPitch0: i64, %dstPitch0: i64,
+///       %src1: !llvm.ptr, %dst1: !llvm.ptr, %rows1: i64, %cols1: i64,
+///       %srcPitch1: i64, %dstPitch1: i64) kernel
 ///
-/// which copies rows x cols elements of `elemBytes` (1, 2, 4 or 8) bytes
-/// from rows srcPitch elements apart to rows dstPitch elements apart
-/// (dst 16-byte aligned, dstPitch * elemBytes a multiple of 16, dstPitch -
-/// cols < 16 / elemBytes). Each thread of a grid-stride loop over the
-/// destination's 16-byte chunks loads its 16 / elemBytes elements (from
-/// clamped, always valid addresses: zero past `cols`) and stores them as
-/// one 16-byte vector, so stores are full-width and loads of a warp are
-/// contiguous. Returns the kernel's name.
+/// (kPackOperands groups) whose CTAs with blockIdx.y = g copy group g:
+/// rows x cols elements of `elemBytes` (1, 2, 4 or 8) bytes from rows
+/// srcPitch elements apart to rows dstPitch elements apart (dst 16-byte
+/// aligned, dstPitch * elemBytes a multiple of 16, dstPitch - cols < 16 /
+/// elemBytes); a grid of y = 1 copies group 0 only. Each thread of a
+/// grid-stride loop (over x) over the destination's 16-byte chunks loads
+/// its 16 / elemBytes elements (from clamped, always valid addresses: zero
+/// past `cols`) and stores them as one 16-byte vector, so stores are
+/// full-width and loads of a warp are contiguous. Returns the kernel's
+/// name.
 std::string buildPackKernel(OpBuilder &b, Location loc,
                             gpu::GPUModuleOp gpuModule, StringRef name,
                             int64_t elemBytes);

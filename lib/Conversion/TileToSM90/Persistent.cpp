@@ -140,19 +140,41 @@ void PersistentKernel::storeValues(ArrayRef<Value> vals, IRMapping &mapping,
                        mapping, cst(0), mul(wg, cst(64)));
     return;
   }
+  // The elementwise epilogue once, before the two store paths.
+  SmallVector<Value> out(vals.begin(), vals.end());
+  applyEpilogueToBlock(out, mapping, mul(wg, cst(64)), cst(0));
   // Uniform over the CTA: every thread of a warpgroup reaches the
   // TMA-store path's named barriers.
   auto ifMap = scf::IfOp::create(b, loc, TypeRange{}, cMapPresent, true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifMap.getThenRegion().front());
-  stagedStoreValues(vals, mapping, firstChunk, /*viaTma=*/true);
+  stagedStoreValues(out, mapping, firstChunk, /*viaTma=*/true);
   // No map of C for this launch (e.g. its pitch is not a multiple of 16
   // bytes): the same staging, then coalesced element stores. Measured on
   // the H200 (docs/performance.md): stores straight from the accumulator
   // layout, element by element for an odd N, took 8.0 us for a 128x131
   // launch against 3.7 us for 128x136 through TMA.
   b.setInsertionPointToStart(&ifMap.getElseRegion().front());
-  stagedStoreValues(vals, mapping, firstChunk, /*viaTma=*/false);
+  stagedStoreValues(out, mapping, firstChunk, /*viaTma=*/false);
+}
+
+void PersistentKernel::applyEpilogueToBlock(MutableArrayRef<Value> vals,
+                                            IRMapping &mapping, Value rowOff,
+                                            Value colOff) {
+  if (m.epilogue.empty())
+    return;
+  // Each accumulator register's row and column relative to the tile
+  // origin (the layout of epilogueFromValues).
+  Value lane = remu(tid, cst(32));
+  Value warp = remu(divu(tid, cst(32)), cst(4));
+  Value rowRel = add(rowOff, add(mul(warp, cst(16)), divu(lane, cst(4))));
+  Value colRel = add(colOff, mul(remu(lane, cst(4)), cst(2)));
+  for (int64_t j = 0; j < int64_t(vals.size()) / 4; ++j)
+    for (int64_t e = 0; e < 4; ++e) {
+      Value r = add(rowRel, cst(8 * (e / 2)));
+      Value c = add(colRel, cst(8 * j + e % 2));
+      vals[4 * j + e] = applyEpilogue(mapping, vals[4 * j + e], r, c);
+    }
 }
 
 SmallVector<SmallVector<Value>>
@@ -224,20 +246,9 @@ void PersistentKernel::epilogueFromValues(
       arith::AndIOp::create(
           b, loc, cmp(arith::CmpIPredicate::eq, remu(cCol, cst(2)), cst(0)),
           cmp(arith::CmpIPredicate::ule, add(cCol, cst(width)), N)));
-  // The launch's elementwise epilogue on each accumulator register (row
-  // and column relative to the tile origin).
-  if (!m.epilogue.empty()) {
-    Value rowRel = add(rowOff, add(mul(warp, cst(16)), divu(lane, cst(4))));
-    Value colRel = add(colOff, mul(remu(lane, cst(4)), cst(2)));
-    for (int64_t q = 0; q < blocks; ++q)
-      for (int64_t j = 0; j < width / 8; ++j)
-        for (int64_t e = 0; e < 4; ++e) {
-          Value r = add(rowRel, cst(64 * q + 8 * (e / 2)));
-          Value c = add(colRel, cst(8 * j + e % 2));
-          Value &v = blockVals[q][4 * j + e];
-          v = applyEpilogue(mapping, v, r, c);
-        }
-  }
+  for (int64_t q = 0; q < blocks; ++q)
+    applyEpilogueToBlock(blockVals[q], mapping,
+                         q == 0 ? rowOff : add(rowOff, cst(64 * q)), colOff);
   auto v2f32 = VectorType::get({2}, f32);
   auto v2out = VectorType::get({2}, m.outType);
   SmallVector<std::array<Value, 2>> blockRows;

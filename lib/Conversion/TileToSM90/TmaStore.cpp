@@ -133,24 +133,40 @@ void PersistentKernel::copyOutChunk(Value buf, IRMapping &mapping, Value row0,
   Value p = remu(tid, cst(128));
   Value colIn = remu(p, cst(64));
   Value rowHalf = divu(p, cst(64));
-  Value unit = divu(colIn, cst(8));
   Value within = remu(colIn, cst(8));
   Value col = add(col0, colIn);
   Value colOk = cmp(arith::CmpIPredicate::ult, col, N);
-  // A loop, not unrolled: the wide kernel holds the other half's
-  // accumulator values meanwhile (unrolled, ptxas spilled there).
-  auto loop = scf::ForOp::create(b, loc, cst(0), cst(32), cst(1));
+  // kRows rows per iteration, their shared loads issued before their
+  // stores: one load and one store per iteration waited out the shared
+  // load's latency 32 times per chunk (the whole chunk unrolled spilled
+  // in the wide kernel, which holds the other half's accumulator values
+  // meanwhile). Row rowHalf + 16i + 2k has r % 8 = rowHalf ^ (2k % 8)
+  // (rowHalf is 0 or 1), so each k's swizzled column is loop invariant.
+  constexpr int64_t kRows = 8;
+  Value unitHalf = arith::XOrIOp::create(b, loc, divu(colIn, cst(8)), rowHalf);
+  SmallVector<Value> swz;
+  for (int64_t k = 0; k < kRows; ++k)
+    swz.push_back(add(
+        mul(arith::XOrIOp::create(b, loc, unitHalf, cst((2 * k) % 8)), cst(8)),
+        within));
+  auto loop = scf::ForOp::create(b, loc, cst(0), cst(64 / (2 * kRows)),
+                                 cst(1));
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value r = add(rowHalf, mul(loop.getInductionVar(), cst(2)));
-  Value swz = add(
-      mul(arith::XOrIOp::create(b, loc, unit, remu(r, cst(8))), cst(8)),
-      within);
-  Value v = memref::LoadOp::create(b, loc, buf, ValueRange{r, swz});
-  Value row = add(row0, r);
-  Value ok = arith::AndIOp::create(
-      b, loc, cmp(arith::CmpIPredicate::ult, row, M), colOk);
-  auto ifOk = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
-  b.setInsertionPointToStart(&ifOk.getThenRegion().front());
-  memref::StoreOp::create(b, loc, v, C, ValueRange{row, col});
+  Value rBase = add(rowHalf, mul(loop.getInductionVar(), cst(2 * kRows)));
+  SmallVector<Value> rows, vals;
+  for (int64_t k = 0; k < kRows; ++k) {
+    rows.push_back(add(rBase, cst(2 * k)));
+    vals.push_back(
+        memref::LoadOp::create(b, loc, buf, ValueRange{rows.back(), swz[k]}));
+  }
+  for (int64_t k = 0; k < kRows; ++k) {
+    Value row = add(row0, rows[k]);
+    Value ok = arith::AndIOp::create(
+        b, loc, cmp(arith::CmpIPredicate::ult, row, M), colOk);
+    auto ifOk = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifOk.getThenRegion().front());
+    memref::StoreOp::create(b, loc, vals[k], C, ValueRange{row, col});
+  }
 }

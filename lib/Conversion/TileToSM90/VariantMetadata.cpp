@@ -1,6 +1,7 @@
 //===- VariantMetadata.cpp - the sm90 variants in the kernel info ---------===//
 
 #include "VariantMetadata.h"
+#include "PackKernel.h"
 
 #include "tile/Dialect/Tile/IR/TileDialect.h"
 #include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
@@ -63,7 +64,8 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         maps, splitK, built.workspaceBytes,
         built.packKernel.empty() ? StringAttr()
                                  : b.getStringAttr(built.packKernel),
-        built.packKernel.empty() ? 0 : built.packElemBytes, built.coarsen));
+        built.packKernel.empty() ? 0 : built.packElemBytes,
+        built.packKernel.empty() ? 1 : kPackOperands, built.coarsen));
   }
   setKernelInfo(module, info.withVariants(all));
   return success();

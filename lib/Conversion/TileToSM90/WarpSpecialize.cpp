@@ -73,10 +73,7 @@ struct TileWarpSpecializePass
       if (remarks && *epi != EpilogueMode::Registers && ws.persistent &&
           !ws.pingpong && !ws.tmaStore)
         loop->emitRemark("sm90: C is stored from registers, not by TMA: ")
-            << (!m->epilogue.empty()
-                    ? "the launch applies an elementwise epilogue to the "
-                      "accumulator"
-                : m->outType.getIntOrFloatBitWidth() != 16
+            << (m->outType.getIntOrFloatBitWidth() != 16
                     ? "C is not a 16-bit type"
                     : "the tile's N is not a multiple of 128");
       loop->setAttr(kWarpSpecializeAttr, ws.toAttr(&getContext()));

@@ -27,21 +27,40 @@ bool repackPays(int64_t m, int64_t n, int64_t k, uint64_t copyBytes) {
          flops >= kRepackFlopsPerByte * double(copyBytes);
 }
 
-CUresult launchPack(const Api &a, CUfunction fn, CUdeviceptr src,
-                    CUdeviceptr dst, int64_t rows, int64_t cols,
-                    int64_t srcPitch, int64_t dstPitch, int elemBytes,
-                    int sms, CUstream stream) {
+CUresult launchPacks(const Api &a, CUfunction fn, int operands,
+                     const PackCopy *copies, size_t n, int elemBytes, int sms,
+                     CUstream stream) {
   // One thread per 16-byte chunk of the destination; a grid-stride loop
   // covers the rest (16 CTAs of 256 threads per SM keep the copy at
   // memory bandwidth).
   constexpr unsigned kThreads = 256;
-  const int64_t chunks = rows * (dstPitch * elemBytes / 16);
   const int64_t maxCtas = int64_t(sms > 0 ? sms : 132) * 16;
-  const unsigned ctas = unsigned(std::clamp<int64_t>(
-      (chunks + kThreads - 1) / kThreads, 1, maxCtas));
-  void *params[] = {&src, &dst, &rows, &cols, &srcPitch, &dstPitch};
-  return a.cuLaunchKernel(fn, ctas, 1, 1, kThreads, 1, 1, 0, stream, params,
-                          nullptr);
+  const size_t per = operands == 2 ? 2 : 1;
+  for (size_t first = 0; first < n; first += per) {
+    const size_t count = std::min(per, n - first);
+    PackCopy group[2];
+    int64_t chunks = 0;
+    for (size_t g = 0; g < per; ++g) {
+      // An unused group repeats the first (never read: grid y = count).
+      group[g] = copies[first + (g < count ? g : 0)];
+      chunks = std::max(chunks,
+                        group[g].rows * (group[g].dstPitch * elemBytes / 16));
+    }
+    const unsigned ctas = unsigned(std::clamp<int64_t>(
+        (chunks + kThreads - 1) / kThreads, 1, maxCtas));
+    void *params[12];
+    for (size_t g = 0; g < per; ++g) {
+      PackCopy &p = group[g];
+      void *one[] = {&p.src,  &p.dst,      &p.rows,
+                     &p.cols, &p.srcPitch, &p.dstPitch};
+      std::copy(one, one + 6, params + 6 * g);
+    }
+    if (CUresult r = a.cuLaunchKernel(fn, ctas, unsigned(count), 1, kThreads,
+                                      1, 1, 0, stream, params, nullptr);
+        r != kSuccess)
+      return r;
+  }
+  return kSuccess;
 }
 
 CUdeviceptr RepackWorkspaces::get(const Api &a, CUstream stream,

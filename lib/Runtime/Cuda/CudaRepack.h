@@ -18,14 +18,16 @@
 // module, lib/Conversion/TileToSM90/PackKernel.cpp; the runtime compiles
 // nothing). Its contract:
 //
-//   NAME_pack_b<E>(const void *src, void *dst, int64 rows, int64 cols,
-//                  int64 srcPitch, int64 dstPitch)   // pitches in elements
+//   K(const void *src, void *dst, int64 rows, int64 cols,
+//     int64 srcPitch, int64 dstPitch)   // pitches in elements
 //
 // copies rows x cols elements of E bytes from src (row r at src + r *
 // srcPitch * E, any E-aligned address) to dst (row r at dst + r * dstPitch
 // * E; dst 16-byte aligned, dstPitch * E a multiple of 16), writing whole
 // 16-byte chunks of the destination rows (the padding gets zeros), any
-// 1-D grid and block (grid-stride loop).
+// grid x and block x (grid-stride loop). With "operands": 2 (what tilec
+// emits, NAME_pack2_b<E>) K takes two such argument groups, and the CTAs
+// with blockIdx.y = g copy group g: A and B of a GEMM in one launch.
 //
 // Stream ordering: the pack kernels are launched on the launch's stream
 // right before the GEMM, into a workspace owned by (variant, stream)
@@ -103,12 +105,19 @@ inline uint64_t repackBytes(int64_t rows, int64_t rowElems, int elemBytes) {
   return (b + 255) / 256 * 256;
 }
 
-/// Launches the pack kernel `fn` on `stream` (block 256, a 1-D grid of at
-/// most 16 CTAs per multiprocessor; `sms` 0: unknown, 132 assumed).
-CUresult launchPack(const Api &a, CUfunction fn, CUdeviceptr src,
-                    CUdeviceptr dst, int64_t rows, int64_t cols,
-                    int64_t srcPitch, int64_t dstPitch, int elemBytes,
-                    int sms, CUstream stream);
+/// One operand's copy by the pack kernel (pitches in elements).
+struct PackCopy {
+  CUdeviceptr src = 0, dst = 0;
+  int64_t rows = 0, cols = 0, srcPitch = 0, dstPitch = 0;
+};
+
+/// Launches the pack kernel `fn`, which copies `operands` (1 or 2) argument
+/// groups per launch, on `stream` for copies[0..n): one launch per
+/// `operands` copies, grid y = the copies in that launch (block 256, grid x
+/// at most 16 CTAs per multiprocessor; `sms` 0: unknown, 132 assumed).
+CUresult launchPacks(const Api &a, CUfunction fn, int operands,
+                     const PackCopy *copies, size_t n, int elemBytes, int sms,
+                     CUstream stream);
 
 /// The repack workspaces of one variant: one device buffer per stream (at
 /// most kSlots streams; the least recently used one is taken over after

@@ -156,6 +156,7 @@ bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
     s.workspaceBytes = size_t(v.workspaceBytes);
     s.packKernel = v.packKernel;
     s.packElemBytes = v.packElemBytes;
+    s.packOperands = v.packOperands;
     for (size_t j = 0; j < v.tma.size() && j < 32; ++j) {
       const ParamPlan &pp = plan.params[size_t(v.tma[j].param)];
       if (!s.packKernel.empty() && !pp.written() &&
@@ -597,6 +598,8 @@ bool VariantLauncher::repack(Key *keys, const int64_t *rowElems,
     return false;
   const char *verbose = std::getenv("TILE_CUDA_VERBOSE");
   uint64_t offset = 0;
+  PackCopy copies[8];
+  size_t nCopies = 0;
   for (size_t i = 0; i < spec_.tma.size(); ++i) {
     if (rowElems[i] <= 0)
       continue;
@@ -607,13 +610,8 @@ bool VariantLauncher::repack(Key *keys, const int64_t *rowElems,
       rows *= k.shape[d];
     const int64_t cols = k.shape[t.rank - 1];
     const CUdeviceptr dst = ws + offset;
-    CUresult r = launchPack(a, packFn_, CUdeviceptr(k.base), dst, rows, cols,
-                            cols, rowElems[i], t.elementBytes, sms_, stream);
-    if (r != kSuccess) {
-      why = "launching the pack kernel " + spec_.packKernel +
-            " failed: " + errorText(r);
-      return false;
-    }
+    copies[nCopies++] = {CUdeviceptr(k.base), dst, rows, cols, cols,
+                         rowElems[i]};
     if (verbose && *verbose)
       std::fprintf(stderr,
                    "tile: %s: repacked tensor param %d (%lld x %lld, rows "
@@ -629,6 +627,14 @@ bool VariantLauncher::repack(Key *keys, const int64_t *rowElems,
       stride *= d == int(t.rank) - 1 ? rowElems[i] : k.shape[d];
     }
     offset += repackBytes(rows, rowElems[i], t.elementBytes);
+  }
+  // Every copy has the variant's packElemBytes-byte elements (repackMask).
+  if (CUresult r = launchPacks(a, packFn_, spec_.packOperands, copies,
+                               nCopies, spec_.packElemBytes, sms_, stream);
+      r != kSuccess) {
+    why = "launching the pack kernel " + spec_.packKernel +
+          " failed: " + errorText(r);
+    return false;
   }
   return true;
 }

@@ -100,6 +100,7 @@ struct VariantSpec {
   /// elements; empty: operands TMA cannot describe are never repacked.
   std::string packKernel;
   int packElemBytes = 0;
+  int packOperands = 1; // operands one launch of packKernel copies
   /// Bit i: "tma" entry i may be repacked (its param is only read and has
   /// packElemBytes-byte elements).
   uint32_t repackMask = 0;

@@ -4,13 +4,15 @@
 // examples/gemm_epilogue.mlir (bias + ReLU after the K loop) gets the
 // warp-specialized TMA + wgmma variant. Persistent (the default for 128x128
 // tiles): the epilogue runs on each of the accumulator registers (64 per
-// consumer thread) before the stores: the bias element of the register's
+// consumer thread), once, before the TMA-store epilogue's staging (and
+// its copy-out when C's map is null): the bias element of the register's
 // column (clamped to N - 1 as in the tile program), add, ReLU.
-// CHECK-LABEL: gpu.func @gemm_epilogue_kernel_sm90
+// CHECK-LABEL: gpu.func @gemm_epilogue_kernel_sm90(
 // CHECK: nvgpu.warpgroup.mma
 // CHECK-COUNT-64: arith.maximumf
 // CHECK-NOT: arith.maximumf
-// CHECK: vector.store
+// CHECK: vector.store %{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: nvgpu.tma.async.store
 // Cooperative: on the values read back from the f32 staging tile.
 // COOP-LABEL: gpu.func @gemm_epilogue_kernel_sm90
 // COOP: nvgpu.warpgroup.mma.store

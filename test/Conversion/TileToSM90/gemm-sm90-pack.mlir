@@ -2,13 +2,18 @@
 
 // convert-tile-gemm-to-sm90 adds the runtime's operand repack kernel for
 // the f16 operands (2-byte elements) to the sm90 module and names it in
-// the TMA variants (not in _ldg, which maps nothing): a grid-stride loop
-// over the destination's 16-byte chunks, 8 clamped loads (zero past
-// `cols`), one 16-byte aligned vector store.
+// the TMA variants (not in _ldg, which maps nothing): two argument groups
+// (A and B in one launch), blockIdx.y selects one; a grid-stride loop over
+// the destination's 16-byte chunks, 8 clamped loads (zero past `cols`),
+// one 16-byte aligned vector store.
 
-// CHECK: kernel = "gemm_kernel_sm90", {{.*}}pack = "gemm_pack_b2", pack_elem_bytes = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_ldg", block = [384, 1, 1], shared_bytes = {{[0-9]+}}, grid = sms>]
-// CHECK-LABEL: gpu.func @gemm_pack_b2(
-// CHECK-SAME: %[[SRC:.*]]: !llvm.ptr, %[[DST:.*]]: !llvm.ptr, %[[ROWS:.*]]: i64, %[[COLS:.*]]: i64, %[[SP:.*]]: i64, %[[DP:.*]]: i64) kernel
+// CHECK: kernel = "gemm_kernel_sm90", {{.*}}pack = "gemm_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_ldg", block = [384, 1, 1], shared_bytes = {{[0-9]+}}, grid = sms>]
+// CHECK-LABEL: gpu.func @gemm_pack2_b2(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[ROWS0:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %[[DP0:.*]]: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[ROWS1:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %[[DP1:.*]]: i64) kernel
+// CHECK: %[[Y:.*]] = gpu.block_id  y
+// CHECK: %[[IS1:.*]] = arith.cmpi eq, %{{.*}}, %c1_i64
+// CHECK: %[[ROWS:.*]] = arith.select %[[IS1]], %[[ROWS1]], %[[ROWS0]] : i64
+// CHECK: %[[DP:.*]] = arith.select %[[IS1]], %[[DP1]], %[[DP0]] : i64
 // CHECK: %[[CPR:.*]] = arith.divsi %[[DP]], %c8_i64
 // CHECK: %[[TOTAL:.*]] = arith.muli %[[ROWS]], %[[CPR]]
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[TOTAL]] step %{{.*}} : i64 {

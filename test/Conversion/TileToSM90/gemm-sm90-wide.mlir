@@ -10,7 +10,7 @@
 // (128 + 256) x 64 f16 and the launch tile's TMA-store epilogue (2 x 2 x 8
 // KiB of staging, C's optional map); after split-K, before the launch-tile
 // kernel.
-// CHECK: kernel = "gemm_kernel_sm90_sk"{{.*}}<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_wide", block = [384, 1, 1], shared_bytes = 230400, grid = sms, schedule = "wide", tma = [{{.*}}, <param = 2, {{.*}}optional = true>], pack = "gemm_pack_b2", pack_elem_bytes = 2, coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
+// CHECK: kernel = "gemm_kernel_sm90_sk"{{.*}}<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_wide", block = [384, 1, 1], shared_bytes = 230400, grid = sms, schedule = "wide", tma = [{{.*}}, <param = 2, {{.*}}optional = true>], pack = "gemm_pack2_b2", pack_elem_bytes = 2, pack_operands = 2, coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
 // CHECK-LABEL: gpu.func @gemm_kernel_sm90_wide(
 // The wide tiles: ceildiv(gx, 2) * gy.
 // CHECK: %[[GX:.*]] = arith.divui %{{.*}}, %c128

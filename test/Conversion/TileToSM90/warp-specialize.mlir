@@ -53,6 +53,42 @@ func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) a
 
 // -----
 
+// An f32 C: persistent, but its epilogue stores from the registers (the
+// TMA-store epilogue stages 16-bit C chunks); the remark says why.
+
+// CHECK-LABEL: func.func @gemm_f32_out
+// CHECK: sm90.warp_specialize = {{{.*}}consumers = 2 : i64, persistent = true
+// CHECK-NOT: epilogue = "tma"
+func.func @gemm_f32_out(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c31 = arith.constant 31 : index
+  %c128 = arith.constant 128 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %kp = arith.addi %K, %c31 : index
+  %nk = arith.divui %kp, %c32 : index
+  tile.launch blocks(%bx, %by) in (%c1, %c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    %m0 = arith.muli %by, %c128 : index
+    %n0 = arith.muli %bx, %c128 : index
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{sm90: C is stored from registers, not by TMA: C is not a 16-bit type}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%m0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %n0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%m0, %n0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
 // 64 rows, bf16, K tile 64, ceildivui trip count over B's K, 256 columns:
 // one consumer warpgroup; 40 + 232 registers; (64+256)*128 B = 40 KiB
 // stages -> 5.

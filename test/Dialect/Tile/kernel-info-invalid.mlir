@@ -152,6 +152,16 @@ func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k
 
 // -----
 
+// expected-error @+1 {{a kernel variant's pack_operands must be 1 or 2, and 1 without a pack kernel}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "p", pack_elem_bytes = 2, pack_operands = 3>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's pack_operands must be 1 or 2, and 1 without a pack kernel}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, pack_operands = 2>}
+
+// -----
+
 // expected-error @+1 {{a kernel variant with a pack kernel needs tma entries}}
 func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, pack = "p", pack_elem_bytes = 2>}
 

@@ -70,8 +70,10 @@ func.func private @splitk_variant() attributes {
 // A variant naming its operand repack kernel.
 // CHECK-LABEL: func.func private @pack_variant
 // CHECK-SAME: tma = [<param = 0, {{.*}}>], pack = "k_pack_b2", pack_elem_bytes = 2>
+// CHECK-SAME: b = #tile.variant<{{.*}}pack = "k_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>
 func.func private @pack_variant() attributes {
-  a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90", block = [384, 1, 1], shared_bytes = 1024, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "k_pack_b2", pack_elem_bytes = 2>}
+  a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90", block = [384, 1, 1], shared_bytes = 1024, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "k_pack_b2", pack_elem_bytes = 2>,
+  b = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90", block = [384, 1, 1], shared_bytes = 1024, tma = [<param = 0, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>], pack = "k_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>}
 
 // -----
 

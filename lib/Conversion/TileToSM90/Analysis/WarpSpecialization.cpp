@@ -143,14 +143,13 @@ WarpSpecialization sm90::decideWarpSpecialization(const GemmMatch &m,
   // The TMA-store epilogue: persistent cooperative kernels with a 16-bit C
   // and an even number of 64-column chunks per tile (the two staging
   // buffers alternate chunk by chunk across tiles); an elementwise
-  // epilogue runs on the accumulator registers instead (the TMA-store
-  // epilogue does not implement it). Measured on the H200
+  // epilogue runs on the accumulator registers before the staging
+  // (PersistentKernel::storeValues). Measured on the H200
   // (docs/performance.md, "The TMA-store epilogue by default"): faster than
   // the register epilogue on every GEMM shape it was tried on, 128x128 and
   // 128x256 tiles alike (32768x512x128: 0.44x -> 1.02x cuBLAS).
   // EpilogueMode::Tma also makes the kernel persistent.
-  const bool tmaApplies =
-      outBits == 16 && m.tileN % 128 == 0 && m.epilogue.empty();
+  const bool tmaApplies = outBits == 16 && m.tileN % 128 == 0;
   if (epilogue == EpilogueMode::Tma && persistent != PersistentMode::Off &&
       tmaApplies)
     ws.persistent = true;

@@ -380,7 +380,8 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           VariantGrid, int64_t maxTiles, StringAttr,
                           ArrayRef<TmaDescAttr> tma, ArrayRef<int64_t> splitK,
                           int64_t workspaceBytes, StringAttr packKernel,
-                          int64_t packElemBytes, ArrayRef<int64_t> coarsen) {
+                          int64_t packElemBytes, int64_t packOperands,
+                          ArrayRef<int64_t> coarsen) {
   if (!kind || kind.getValue().empty() || !kernel ||
       kernel.getValue().empty() || !chip)
     return emitError() << "a kernel variant needs a kind, a chip and a "
@@ -412,6 +413,9 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       (packKernel && !llvm::is_contained({1, 2, 4, 8}, packElemBytes)))
     return emitError() << "a kernel variant's pack and pack_elem_bytes go "
                           "together, with pack_elem_bytes 1, 2, 4 or 8";
+  if (packOperands != 1 && (!packKernel || packOperands != 2))
+    return emitError() << "a kernel variant's pack_operands must be 1 or 2, "
+                          "and 1 without a pack kernel";
   if (packKernel && tma.empty())
     return emitError() << "a kernel variant with a pack kernel needs tma "
                           "entries";
@@ -433,7 +437,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
   StringAttr kind, chip, kernel, schedule, packKernel;
   SmallVector<int64_t> block;
   int64_t sharedBytes = 0, maxTiles = 0, workspaceBytes = 0,
-          packElemBytes = 0;
+          packElemBytes = 0, packOperands = 1;
   VariantGrid grid = VariantGrid::launch;
   SmallVector<TmaDescAttr> tma;
   SmallVector<int64_t> splitK, coarsen;
@@ -476,6 +480,9 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     } else if (key == "pack_elem_bytes") {
       if (parser.parseInteger(packElemBytes))
         return {};
+    } else if (key == "pack_operands") {
+      if (parser.parseInteger(packOperands))
+        return {};
     } else if (key == "coarsen") {
       if (parseIntList(parser, coarsen))
         return {};
@@ -483,7 +490,8 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
       return parser.emitError(keyLoc, "unknown kernel variant field '")
                  << key
                  << "' (expected grid, max_tiles, schedule, tma, split_k, "
-                    "workspace_bytes, pack, pack_elem_bytes, coarsen)",
+                    "workspace_bytes, pack, pack_elem_bytes, pack_operands, "
+                    "coarsen)",
              Attribute();
     }
   }
@@ -493,7 +501,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
                     kernel, ArrayRef<int64_t>(block), sharedBytes, grid,
                     maxTiles, schedule, ArrayRef<TmaDescAttr>(tma),
                     ArrayRef<int64_t>(splitK), workspaceBytes, packKernel,
-                    packElemBytes, ArrayRef<int64_t>(coarsen));
+                    packElemBytes, packOperands, ArrayRef<int64_t>(coarsen));
 }
 
 void KernelVariantAttr::print(AsmPrinter &printer) const {
@@ -520,6 +528,8 @@ void KernelVariantAttr::print(AsmPrinter &printer) const {
   if (getPackKernel())
     printer << ", pack = " << getPackKernel()
             << ", pack_elem_bytes = " << getPackElemBytes();
+  if (getPackOperands() != 1)
+    printer << ", pack_operands = " << getPackOperands();
   if (!getCoarsen().empty()) {
     printer << ", coarsen = ";
     printIntList(printer, getCoarsen());

@@ -46,8 +46,9 @@ struct WarpSpecialization {
   bool pingpong = false;
   int64_t unitN = 0; // ping-pong: the unit's columns (divides the tile N)
   /// TMA-store epilogue (the default of persistent cooperative kernels
-  /// with a 16-bit C and no elementwise epilogue): each consumer warpgroup
-  /// writes its accumulators, 64 columns at a time, into one of two
+  /// with a 16-bit C): each consumer warpgroup applies the launch's
+  /// elementwise epilogue, if any, and writes its accumulators, 64 columns
+  /// at a time, into one of two
   /// 128B-swizzled 64x64 staging buffers and one thread stores them with
   /// cp.async.bulk.tensor (a third tensor map, of C, marked optional), so
   /// the stores run asynchronously under the next tile's mainloop. A
@@ -99,8 +100,8 @@ enum class ScheduleMode { Auto, Cooperative, PingPong };
 /// "auto" | "cooperative" | "pingpong"; failure otherwise.
 FailureOr<ScheduleMode> parseScheduleMode(StringRef s);
 /// Epilogue request: EpilogueMode::Auto = the TMA-store epilogue where it
-/// applies (persistent cooperative, 16-bit C, TN % 128 == 0, no
-/// elementwise epilogue), else stores from registers (persistent) or
+/// applies (persistent cooperative, 16-bit C, TN % 128 == 0), else stores
+/// from registers (persistent) or
 /// through the f32 staging tile; Tma = the same, and persistent unless
 /// persistent=false; Registers = never the TMA-store epilogue.
 enum class EpilogueMode { Auto, Tma, Registers };

@@ -204,10 +204,12 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     zero-initialised device scratch it takes as its last kernel parameter
     (after the tensor maps): a launch's workspace is `workspace_bytes` plus,
     for split-K, tiles x S x `slice_bytes` (no parameter when that is 0).
-    `pack = "NAME_pack_b2"`, `pack_elem_bytes = 2`: a strided-copy kernel in
+    `pack = "NAME_pack2_b2"`, `pack_elem_bytes = 2`: a strided-copy kernel in
     the same device code with which the runtime may repack a read-only
     operand whose base or row pitch a tensor map cannot describe into an
-    aligned workspace (docs/bundle.md, "pack"). `coarsen = [cx, cy, cz]`:
+    aligned workspace (docs/bundle.md, "pack"); `pack_operands = 2`: one
+    launch of it copies up to two operands (blockIdx.y picks one of two
+    argument groups; absent: 1, one operand per launch). `coarsen = [cx, cy, cz]`:
     each CTA tile of the variant covers cx x cy x cz blocks of the launch's
     grid (the variant's tiles: ceildiv(gx, cx) * ceildiv(gy, cy) *
     ceildiv(gz, cz); the runtime's tile-shape cost model decides per launch
@@ -230,6 +232,7 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                         DefaultValuedParameter<"int64_t", "0">:$workspaceBytes,
                         OptionalParameter<"::mlir::StringAttr">:$packKernel,
                         DefaultValuedParameter<"int64_t", "0">:$packElemBytes,
+                        DefaultValuedParameter<"int64_t", "1">:$packOperands,
                         OptionalArrayRefParameter<"int64_t">:$coarsen);
   let builders = [
     // A variant without a pack kernel or coarsening.
@@ -243,7 +246,7 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                      "int64_t":$workspaceBytes), [{
       return $_get($_ctxt, kind, chip, kernel, block, sharedBytes, grid,
                    maxTiles, schedule, tma, splitK, workspaceBytes,
-                   ::mlir::StringAttr(), 0, ::llvm::ArrayRef<int64_t>());
+                   ::mlir::StringAttr(), 0, 1, ::llvm::ArrayRef<int64_t>());
     }]>
   ];
   let hasCustomAssemblyFormat = 1;
