@@ -54,6 +54,29 @@ def test_gemm_matches_torch(backend):
     assert err < 2e-3, err
 
 
+def test_split_k_launches_of_different_shapes_in_sequence(monkeypatch):
+    """Split-K launches of one kernel on one stream with different tile and
+    slice counts reuse one workspace: each must find its arrival counters at
+    0, whatever the previous launch's partial sums left (the first layout
+    put the counters after tiles x S partial slots, so a launch with more
+    tiles x S read a partial sum as a counter: wrong results)."""
+    k = tile.load(bundle("gemm", "sm_90a"))
+    shapes = [(1000, 1000, 1000, "16"), (1024, 1024, 1024, "2"),
+              (512, 512, 16384, "auto"), (64, 4096, 4096, "auto"),
+              (1024, 1024, 1024, "5"), (256, 256, 8192, "auto"),
+              (1000, 1000, 1000, "16"), (512, 512, 16384, "3")]
+    for m, n, kk, slices in shapes:
+        monkeypatch.setenv("TILE_SPLIT_K", slices)
+        a = torch.randn(m, kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk, n, device="cuda", dtype=torch.float16)
+        c = torch.full((m, n), float("nan"), device="cuda",
+                       dtype=torch.float16)
+        k(a, b, c)
+        ref = a.double() @ b.double()
+        err = ((c.double() - ref).norm() / ref.norm()).item()
+        assert err < 2e-3, (m, n, kk, slices, err)
+
+
 def test_runs_on_torch_current_stream():
     k = tile.load(bundle("elementwise_add", "sm_90a"))
     a = torch.randn(1 << 20, device="cuda")

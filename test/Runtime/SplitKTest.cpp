@@ -20,7 +20,7 @@ namespace {
 
 /// The add fixture with a split-K variant: K = A's dim 0 (N) in units of
 /// 16, at most 66 tiles (ceil(N / 64) blocks), 1000 workspace bytes per
-/// tile and slice.
+/// tile and slice after 16384 bytes of arrival counters.
 json splitKMeta() {
   json m = cudaAddMeta();
   auto tma = [](int param) {
@@ -34,6 +34,7 @@ json splitKMeta() {
                     {"shared_bytes", 100000},
                     {"max_tiles", 66},
                     {"schedule", "splitk"},
+                    {"workspace_bytes", 16384},
                     {"split_k",
                      {{"k_param", 0},
                       {"k_dim", 0},
@@ -61,40 +62,51 @@ TEST(SplitK, CostModel) {
   // kTiles, with tiles * S <= SMs.
   // 4 tiles of 128x128, K = 65536 (1024 K tiles), 132 SMs: 33 slices fit,
   // 32 cost 32 + 40 (5 levels), 33 cost 32 + 48 (6 levels).
-  EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, nullptr), 32);
+  EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, nullptr, 4096), 32);
   // 16 tiles, K = 16384 (256 K tiles): 8 slices (32 + 24).
-  EXPECT_EQ(splitKSlices(16, 16384, 64, 132, 66, nullptr), 8);
+  EXPECT_EQ(splitKSlices(16, 16384, 64, 132, 66, nullptr, 4096), 8);
   // 1000^3 with 128x256 tiles: 32 tiles, 16 K tiles: 2 slices cost 8 + 8,
   // not below 16 (measured slower than 1 slice): not used.
-  EXPECT_EQ(splitKSlices(32, 1000, 64, 132, 66, nullptr), 0);
+  EXPECT_EQ(splitKSlices(32, 1000, 64, 132, 66, nullptr, 4096), 0);
   // Skinny (M = 1 or 16, N = K = 4096 with 128x128 tiles): 32 tiles, 64 K
   // tiles: 4 slices (16 + 16 against 2 slices' 32 + 8).
-  EXPECT_EQ(splitKSlices(32, 4096, 64, 132, 66, ""), 4);
+  EXPECT_EQ(splitKSlices(32, 4096, 64, 132, 66, "", 4096), 4);
   // 16 tiles: 4 and 8 slices tie (16 + 16, 8 + 24): the smaller.
-  EXPECT_EQ(splitKSlices(16, 4096, 64, 132, 66, ""), 4);
+  EXPECT_EQ(splitKSlices(16, 4096, 64, 132, 66, "", 4096), 4);
   // The break-even: 2 slices need 18 K tiles (9 + 8 < 18).
-  EXPECT_EQ(splitKSlices(4, 17 * 64, 64, 132, 66, "auto"), 0);
-  EXPECT_EQ(splitKSlices(4, 18 * 64, 64, 132, 66, nullptr), 2);
-  EXPECT_EQ(splitKSlices(4, 1984, 64, 132, 66, "auto"), 2);
+  EXPECT_EQ(splitKSlices(4, 17 * 64, 64, 132, 66, "auto", 4096), 0);
+  EXPECT_EQ(splitKSlices(4, 18 * 64, 64, 132, 66, nullptr, 4096), 2);
+  EXPECT_EQ(splitKSlices(4, 1984, 64, 132, 66, "auto", 4096), 2);
   // 64 tiles, K = 32768: 2 slices (one wave), 256 + 8.
-  EXPECT_EQ(splitKSlices(64, 32768, 64, 132, 66, nullptr), 2);
+  EXPECT_EQ(splitKSlices(64, 32768, 64, 132, 66, nullptr, 4096), 2);
   // Grids of more than half the SMs: 1 slice per tile fits: not used.
-  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 200, nullptr), 0);
-  EXPECT_EQ(splitKSlices(66, 1 << 20, 64, 132, 200, nullptr), 2);
+  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 200, nullptr, 4096), 0);
+  EXPECT_EQ(splitKSlices(66, 1 << 20, 64, 132, 200, nullptr, 4096), 2);
   // Beyond the variant's max_tiles, whatever is asked.
-  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 66, nullptr), 0);
-  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 66, "8"), 0);
+  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 66, nullptr, 4096), 0);
+  EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 66, "8", 4096), 0);
   // Unknown SM count, empty K, nonsense tiles.
-  EXPECT_EQ(splitKSlices(4, 65536, 64, 0, 66, nullptr), 0);
-  EXPECT_EQ(splitKSlices(4, 0, 64, 132, 66, nullptr), 0);
-  EXPECT_EQ(splitKSlices(0, 65536, 64, 132, 66, nullptr), 0);
+  EXPECT_EQ(splitKSlices(4, 65536, 64, 0, 66, nullptr, 4096), 0);
+  EXPECT_EQ(splitKSlices(4, 0, 64, 132, 66, nullptr, 4096), 0);
+  EXPECT_EQ(splitKSlices(0, 65536, 64, 132, 66, nullptr, 4096), 0);
   // TILE_SPLIT_K: N slices (capped at the K tiles and 65535), or off; more
   // CTAs than SMs are fine (no slice ever waits for another).
-  EXPECT_EQ(splitKSlices(64, 65536, 64, 132, 66, "3"), 3);
-  EXPECT_EQ(splitKSlices(4, 100, 64, 132, 66, "8"), 2);
-  EXPECT_EQ(splitKSlices(1, int64_t(1) << 40, 1, 132, 66, "1000000"), 65535);
+  EXPECT_EQ(splitKSlices(64, 65536, 64, 132, 66, "3", 4096), 3);
+  EXPECT_EQ(splitKSlices(4, 100, 64, 132, 66, "8", 4096), 2);
+  EXPECT_EQ(splitKSlices(1, int64_t(1) << 40, 1, 132, 66, "1000000", 1 << 20),
+            65535);
+  // The workspace's arrival counters bound tiles x S: 4096 counters, 64
+  // tiles -> at most 64 slices; fewer than 2 per tile -> none; no counters
+  // (workspace_bytes 0, e.g. an older bundle) -> never split-K.
+  EXPECT_EQ(splitKSlices(64, int64_t(1) << 20, 64, 132, 66, "100", 4096), 64);
+  EXPECT_EQ(splitKSlices(1, int64_t(1) << 40, 1, 132, 66, "1000000", 4096),
+            4096);
+  EXPECT_EQ(splitKSlices(16, 65536, 64, 132, 66, nullptr, 16), 0);
+  EXPECT_EQ(splitKSlices(16, 65536, 64, 132, 66, nullptr, 32), 2);
+  EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, nullptr, 0), 0);
+  EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, "8", 0), 0);
   for (const char *off : {"0", "1", "off", "-3", "2x"})
-    EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, off), 0) << off;
+    EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, off, 4096), 0) << off;
 }
 
 TEST(SplitK, Metadata) {
@@ -106,7 +118,7 @@ TEST(SplitK, Metadata) {
   EXPECT_EQ(plan.variants[0].kDim, 0);
   EXPECT_EQ(plan.variants[0].blockK, 16);
   EXPECT_EQ(plan.variants[0].sliceBytes, 1000);
-  EXPECT_EQ(plan.variants[0].workspaceBytes, 0);
+  EXPECT_EQ(plan.variants[0].workspaceBytes, 16384);
   std::vector<cuda::VariantSpec> vs;
   ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
   EXPECT_EQ(vs[0].kParam, 0);

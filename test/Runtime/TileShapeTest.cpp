@@ -36,6 +36,7 @@ json wideMeta() {
   json sk = variant("add_kernel_sm90_sk");
   sk.erase("grid");
   sk["max_tiles"] = 66;
+  sk["workspace_bytes"] = 16384; // the arrival counters
   sk["split_k"] = {{"k_param", 0},
                    {"k_dim", 0},
                    {"block_k", 16},

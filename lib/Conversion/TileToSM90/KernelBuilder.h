@@ -330,17 +330,25 @@ protected:
 /// slices (fixed association: deterministic) whose nodes are joined by
 /// arrival counters; whoever arrives second at a node adds its sibling's
 /// partial, nobody waits (see SplitK.cpp). The workspace param holds, for
-/// a launch of T tiles and S slices (tiles x S x workspaceSliceBytes()):
-///   T*S f32 TMxTN partial slots, slot (t, r) at t*S + r, each consumer
-///     thread's values as vectors at [(j * consumer threads + thread) *
-///     vec], so every thread reads exactly what the same thread of the
-///     sibling CTA wrote;
-///   then T*S u32 arrival counters, counter (t, m) at t*S + m, 0 between
-///     launches (self-resetting: the workspace is zeroed once, when
-///     allocated).
+/// a launch of T tiles and S slices (T*S <= kSplitKCounters):
+///   workspaceBytes() = kSplitKCounters u32 arrival counters, counter
+///     (t, m) at t*S + m, 0 between launches (self-resetting: the
+///     workspace is zeroed once, when allocated). At a fixed place, before
+///     the slots: launches of other T*S on the same workspace must never
+///     find a partial sum where they expect a counter (a layout with the
+///     counters after the T*S slots did: wrong sums after a launch with a
+///     smaller T*S, found on the H200);
+///   then T*S f32 TMxTN partial slots (workspaceSliceBytes() each), slot
+///     (t, r) at t*S + r, each consumer thread's values as vectors at
+///     [(j * consumer threads + thread) * vec], so every thread reads
+///     exactly what the same thread of the sibling CTA wrote.
 class SplitKKernel : public PersistentKernel {
 public:
   using PersistentKernel::PersistentKernel;
+  /// The arrival counters' capacity: launches need tiles x S <= this (the
+  /// runtime reads it as workspace_bytes / 4, docs/bundle.md).
+  static constexpr int64_t kSplitKCounters = 4096;
+  int64_t workspaceBytes() const override { return 4 * kSplitKCounters; }
   int64_t workspaceSliceBytes() const override;
   /// Bytes of one f32 partial tile.
   int64_t partialBytes() const { return m.tileM * m.tileN * 4; }

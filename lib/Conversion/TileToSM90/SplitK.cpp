@@ -4,8 +4,8 @@
 // for grids smaller than the SM count the runtime launches grid (tiles, S,
 // 1); CTA (t, s) runs the hardware K iterations [s*n/S, (s+1)*n/S) of tile
 // t and the S partial tiles are summed by a binary tree whose shape depends
-// on S only, through the launch's workspace (tiles x S f32 partial slots,
-// then tiles x S u32 arrival counters):
+// on S only, through the launch's workspace (kSplitKCounters u32 arrival
+// counters, then tiles x S f32 partial slots):
 //
 //   level l (h = 2^l; slice s holds the sum of slices [r, r + h), r = s
 //   with its low l bits cleared): its sibling [r ^ h, ...) exists iff the
@@ -53,9 +53,7 @@ using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::sm90;
 
-int64_t SplitKKernel::workspaceSliceBytes() const {
-  return partialBytes() + 4;
-}
+int64_t SplitKKernel::workspaceSliceBytes() const { return partialBytes(); }
 
 LogicalResult SplitKKernel::mapLaunch(IRMapping &mapping) {
   // The launch's grid and prelude (as the persistent kernel); the tile is
@@ -110,15 +108,17 @@ void SplitKKernel::consumer(IRMapping &mapping) {
     return arith::IndexCastOp::create(b, loc, b.getI64Type(), v).getResult();
   };
   const int64_t tileFloats = m.tileM * m.tileN;
-  // Slot (t, r) and counter (t, m): index t * S + r (resp. m).
+  // Counter (t, m) and slot (t, r): index t * S + m (resp. r); the
+  // counters first, at a fixed place whatever tiles x S.
   Value tileBase = mul(tileId, slices);
-  Value counters = LLVM::GEPOp::create(
-      b, loc, ptrT, f32, workspace,
-      ValueRange{toI64(mul(mul(tiles, slices), cst(tileFloats)))});
+  Value counters = workspace;
+  Value slots = LLVM::GEPOp::create(b, loc, ptrT, b.getI8Type(), workspace,
+                                    ArrayRef<LLVM::GEPArg>{
+                                        int32_t(workspaceBytes())});
   auto slotPtr = [&](Value start) {
     Value first = add(mul(add(tileBase, start), cst(tileFloats)),
                       mul(tid, cst(vec)));
-    return LLVM::GEPOp::create(b, loc, ptrT, f32, workspace,
+    return LLVM::GEPOp::create(b, loc, ptrT, f32, slots,
                                ValueRange{toI64(first)})
         .getResult();
   };

@@ -62,16 +62,19 @@ std::string makeTmaSpec(const TmaPlan &t, const KernelPlan &plan,
 static constexpr int64_t kReductionLevelKTiles = 8;
 
 int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
-                     int64_t maxTiles, const char *override) {
+                     int64_t maxTiles, const char *override,
+                     int64_t counters) {
   if (tiles < 1 || tiles > maxTiles || k < 1 || blockK < 1)
     return 0;
   const int64_t kTiles = (k + blockK - 1) / blockK;
+  // One arrival counter per tile and slice in the workspace's fixed part.
+  const int64_t maxByCounters = counters / tiles;
   if (override && *override && std::strcmp(override, "auto") != 0) {
     char *end = nullptr;
     long long n = std::strtoll(override, &end, 10);
     if (end == override || *end != '\0' || n < 2)
       return 0; // "0", "1", "off" or not a number: never split-K
-    int64_t s = std::min<int64_t>({int64_t(n), kTiles, 65535});
+    int64_t s = std::min<int64_t>({int64_t(n), kTiles, 65535, maxByCounters});
     return s >= 2 ? s : 0;
   }
   if (sms <= 0)
@@ -80,7 +83,7 @@ int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
   // tiles, then ceil(log2 S) tree levels. S = 1 costs kTiles. Only S with
   // tiles * S <= sms (one wave: more CTAs than SMs would queue whole
   // slices); ties go to the smaller S (less workspace traffic).
-  const int64_t maxS = std::min<int64_t>(sms / tiles, kTiles);
+  const int64_t maxS = std::min<int64_t>({sms / tiles, kTiles, maxByCounters});
   int64_t best = 0, bestCost = kTiles;
   for (int64_t s = 2, levels = 1; s <= maxS; ++s) {
     if ((int64_t(1) << levels) < s)
@@ -323,7 +326,8 @@ int64_t VariantLauncher::slices(void *const *args, int64_t gx, int64_t gy,
                   8 * spec_.kDim,
               8);
   return splitKSlices(gx * gy * gz, k, spec_.blockK, sms_, spec_.maxTiles,
-                      std::getenv("TILE_SPLIT_K"));
+                      std::getenv("TILE_SPLIT_K"),
+                      int64_t(spec_.workspaceBytes / 4));
 }
 
 size_t VariantLauncher::workspaceBytes(int64_t tiles, int64_t slices) const {

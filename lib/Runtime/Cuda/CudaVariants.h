@@ -30,10 +30,12 @@
 // A split-K variant ("split_k", docs/pipelines.md "Split-K") accepts a
 // launch when splitKSlices gives S >= 2 K-slices; it is launched with grid
 // (tiles, S, 1) and a trailing pointer to its workspace (workspace_bytes +
-// tiles x S x slice_bytes, zeroed when allocated; the kernel leaves its
-// counters zeroed again), one per (variant, stream), grown as launches
-// need: launches on one stream are ordered, and two streams never share
-// one (VariantLauncher::workspace).
+// tiles x S x slice_bytes, zeroed when allocated; the first
+// workspace_bytes are the kernel's arrival counters, one u32 per tile and
+// slice, which it leaves zeroed again, so tiles x S <= workspace_bytes /
+// 4), one per (variant, stream), grown as launches need: launches on one
+// stream are ordered, and two streams never share one
+// (VariantLauncher::workspace).
 //
 // Repacking ("pack", CudaRepack.h): when a read-only operand's map fails
 // only for its alignment (base or row pitch), prepare() copies it with the
@@ -148,9 +150,13 @@ bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
 ///     8 * ceil(log2 S) (the slice's K tiles, then the reduction tree's
 ///     levels, each priced at 8 K tiles), if that is below kTiles (S = 1);
 ///     ties to the smaller S; else 0 (the other variants);
-///   override N >= 2: min(N, kTiles, 65535) (if >= 2); "0"/"1"/"off": 0.
+///   override N >= 2: min(N, kTiles, 65535) (if >= 2); "0"/"1"/"off": 0;
+///   either way S is then lowered to counters / tiles (the kernel's
+///   arrival counters, one per tile and slice: workspace_bytes / 4), and
+///   0 when that is below 2.
 int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
-                     int64_t maxTiles, const char *override);
+                     int64_t maxTiles, const char *override,
+                     int64_t counters);
 
 /// The driver's view of the plan's "sm90_tma_wgmma" variants (parsed and
 /// checked against the params by parseMetadata). False with `error`

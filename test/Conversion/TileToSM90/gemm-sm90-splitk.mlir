@@ -9,7 +9,7 @@
 // most 66 tiles; the runtime picks S K-slices per launch (split_k = [A's
 // param, its K dim, 64 per K tile, workspace bytes per tile and slice: a
 // 128x128 f32 partial + a u32 counter]).
-// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_sk", block = [384, 1, 1], shared_bytes = 164864, max_tiles = 66, schedule = "splitk", tma = [{{.*}}], split_k = [0, 1, 64, 65540], pack = "gemm_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
+// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_sk", block = [384, 1, 1], shared_bytes = 164864, max_tiles = 66, schedule = "splitk", tma = [{{.*}}], split_k = [0, 1, 64, 65536], workspace_bytes = 16384, pack = "gemm_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
 // The params: the kernel's, A's and B's tensor maps, the workspace.
 // CHECK-LABEL: gpu.func @gemm_kernel_sm90_sk(
 // CHECK-SAME: %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[WS:.*]]: !llvm.ptr) kernel
@@ -36,12 +36,11 @@
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[CNT]] step
 // CHECK: nvgpu.warpgroup.mma
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// Slots (t, r) at t*S + r, 16384 floats each; the counters after the
-// tiles x S slots.
+// Counters (t, m) at t*S + m from the workspace's start (4096 of them, a
+// fixed place whatever tiles x S); slots (t, r) at t*S + r, 16384 floats
+// each, after the counters' 16384 bytes.
 // CHECK: %[[TB:.*]] = arith.muli %[[T]], %[[NS]]
-// CHECK: %[[SLOTS:.*]] = arith.muli %[[NT]], %[[NS]]
-// CHECK: arith.muli %[[SLOTS]], %c16384
-// CHECK: %[[CTRS:.*]] = llvm.getelementptr %[[WS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: %[[SLOTS:.*]] = llvm.getelementptr %[[WS]][16384] : (!llvm.ptr) -> !llvm.ptr, i8
 // The tree: while (go && h < S), h from 1, carrying the 64 values.
 // CHECK: %[[TREE:.*]]:66 = scf.while (%[[H:.*]] = %c1{{.*}}, %[[GO:.*]] = %true,
 // CHECK: %[[MORE:.*]] = arith.cmpi ult, %[[H]], %[[NS]]
@@ -60,7 +59,7 @@
 // arrive: barrier, thread 0: fence, atomic add, fence; the second resets
 // the counter and everybody learns the outcome through shared memory.
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
-// CHECK: %[[CTR:.*]] = llvm.getelementptr %[[CTRS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+// CHECK: %[[CTR:.*]] = llvm.getelementptr %[[WS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i32
 // CHECK: %[[FLAG:.*]] = memref.view
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[CTR]], %{{.*}} syncscope("device") acq_rel
@@ -100,8 +99,8 @@
 // META-NEXT: "block_k": 64,
 // META-NEXT: "k_dim": 1,
 // META-NEXT: "k_param": 0,
-// META-NEXT: "slice_bytes": 65540
-// META-NOT: "workspace_bytes"
+// META-NEXT: "slice_bytes": 65536
+// META: "workspace_bytes": 16384
 // META: "kernel": "gemm_kernel_sm90"
 
 // PTX-LABEL: .entry gemm_kernel_sm90_sk(
