@@ -14,6 +14,7 @@
 
 #include "KernelBuilder.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -136,12 +137,23 @@ void PersistentKernel::copyOutChunk(Value buf, IRMapping &mapping, Value row0,
   Value within = remu(colIn, cst(8));
   Value col = add(col0, colIn);
   Value colOk = cmp(arith::CmpIPredicate::ult, col, N);
+  // C is row-major with rows N elements apart (the kernel's memref type).
+  const int64_t elemBytes = m.outType.getIntOrFloatBitWidth() / 8;
+  Value cBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, C);
+  Value colAddr = add(cBase, mul(col, cst(elemBytes)));
+  Value rowBytes = mul(N, cst(elemBytes));
+  auto intT = b.getIntegerType(unsigned(8 * elemBytes));
+  auto ptrT = LLVM::LLVMPointerType::get(ctx);
   // kRows rows per iteration, their shared loads issued before their
   // stores: one load and one store per iteration waited out the shared
   // load's latency 32 times per chunk (the whole chunk unrolled spilled
   // in the wide kernel, which holds the other half's accumulator values
-  // meanwhile). Row rowHalf + 16i + 2k has r % 8 = rowHalf ^ (2k % 8)
-  // (rowHalf is 0 or 1), so each k's swizzled column is loop invariant.
+  // meanwhile). The stores are predicated PTX stores, not branches: with
+  // a branch around each store, ptxas moved every shared load next to
+  // its store again (the SASS of the unrolled loop: LDS, branch, STG, 32
+  // times in a row). Row rowHalf + 16i + 2k has r % 8 = rowHalf ^ (2k %
+  // 8) (rowHalf is 0 or 1), so each k's swizzled column is loop
+  // invariant.
   constexpr int64_t kRows = 8;
   Value unitHalf = arith::XOrIOp::create(b, loc, divu(colIn, cst(8)), rowHalf);
   SmallVector<Value> swz;
@@ -164,9 +176,12 @@ void PersistentKernel::copyOutChunk(Value buf, IRMapping &mapping, Value row0,
     Value row = add(row0, rows[k]);
     Value ok = arith::AndIOp::create(
         b, loc, cmp(arith::CmpIPredicate::ult, row, M), colOk);
-    auto ifOk = scf::IfOp::create(b, loc, TypeRange{}, ok, false);
-    OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPointToStart(&ifOk.getThenRegion().front());
-    memref::StoreOp::create(b, loc, vals[k], C, ValueRange{row, col});
+    Value addr = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(), add(colAddr, mul(row, rowBytes)));
+    Value ptr = LLVM::IntToPtrOp::create(b, loc, ptrT, addr);
+    Value bits = arith::BitcastOp::create(b, loc, intT, vals[k]);
+    NVVM::InlinePtxOp::create(
+        b, loc, TypeRange{}, ValueRange{ptr, bits}, ValueRange{},
+        elemBytes == 2 ? "st.b16 [$0], $1;" : "st.b32 [$0], $1;", ok);
   }
 }

@@ -52,12 +52,12 @@
 // CHECK: nvgpu.tma.async.store
 // CHECK: nvgpu.tma.async.store
 // CHECK: } else {
-// CHECK: memref.store %{{.*}} : memref<?x?xf16>
+// CHECK: nvvm.inline_ptx "st.b16 [$0], $1;"
 // CHECK: scf.if %[[HI]] {
 // CHECK: nvgpu.tma.async.store
 // CHECK: nvgpu.tma.async.store
 // CHECK: } else {
-// CHECK: memref.store %{{.*}} : memref<?x?xf16>
+// CHECK: nvvm.inline_ptx "st.b16 [$0], $1;"
 // CHECK: nvvm.cp.async.bulk.wait_group 0
 // CHECK: gpu.return
 
