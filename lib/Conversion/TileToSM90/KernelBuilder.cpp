@@ -347,3 +347,20 @@ Value KernelBuilder::applyEpilogue(IRMapping &mapping, Value acc, Value row,
   }
   return acc;
 }
+
+void KernelBuilder::predicatedStore(Value C, Value N, Value row, Value col,
+                                    Value v, Value pred) {
+  const int64_t bytes = v.getType().getIntOrFloatBitWidth() / 8;
+  assert((bytes == 2 || bytes == 4) && "16- or 32-bit elements");
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, C);
+  Value at = add(base, mul(add(mul(row, N), col), cst(bytes)));
+  Value addr = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), at);
+  Value ptr = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
+                                       addr);
+  Value bits = arith::BitcastOp::create(
+      b, loc, b.getIntegerType(unsigned(8 * bytes)), v);
+  NVVM::InlinePtxOp::create(b, loc, TypeRange{}, ValueRange{ptr, bits},
+                            ValueRange{},
+                            bytes == 2 ? "st.b16 [$0], $1;" : "st.b32 [$0], $1;",
+                            pred);
+}

@@ -280,27 +280,20 @@ void PersistentKernel::epilogueFromValues(
           st.setAlignment(2 * outBytes);
         }
       }
-      // Slow path: element by element, both bounds checked.
+      // Slow path: element by element, both bounds checked, as predicated
+      // stores (predicatedStore).
       b.setInsertionPoint(ifFast.getElseRegion().front().getTerminator());
-      auto ifRow2 = scf::IfOp::create(
-          b, loc, TypeRange{}, cmp(arith::CmpIPredicate::ult, row, M), false);
-      {
-        OpBuilder::InsertionGuard g2(b);
-        b.setInsertionPointToStart(&ifRow2.getThenRegion().front());
-        for (int64_t j = 0; j < width / 8; ++j)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value col = add(col0, cst(8 * j + e));
-            auto ifCol = scf::IfOp::create(
-                b, loc, TypeRange{}, cmp(arith::CmpIPredicate::ult, col, N),
-                false);
-            OpBuilder::InsertionGuard g3(b);
-            b.setInsertionPointToStart(&ifCol.getThenRegion().front());
-            Value x = vals[4 * j + 2 * half + e];
-            if (!m.outType.isF32())
-              x = arith::TruncFOp::create(b, loc, m.outType, x);
-            memref::StoreOp::create(b, loc, x, C, ValueRange{row, col});
-          }
-      }
+      Value rowOk = cmp(arith::CmpIPredicate::ult, row, M);
+      for (int64_t j = 0; j < width / 8; ++j)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value col = add(col0, cst(8 * j + e));
+          Value ok = arith::AndIOp::create(
+              b, loc, rowOk, cmp(arith::CmpIPredicate::ult, col, N));
+          Value x = vals[4 * j + 2 * half + e];
+          if (!m.outType.isF32())
+            x = arith::TruncFOp::create(b, loc, m.outType, x);
+          predicatedStore(C, N, row, col, x, ok);
+        }
     }
   }
 }

@@ -14,7 +14,6 @@
 
 #include "KernelBuilder.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -137,13 +136,6 @@ void PersistentKernel::copyOutChunk(Value buf, IRMapping &mapping, Value row0,
   Value within = remu(colIn, cst(8));
   Value col = add(col0, colIn);
   Value colOk = cmp(arith::CmpIPredicate::ult, col, N);
-  // C is row-major with rows N elements apart (the kernel's memref type).
-  const int64_t elemBytes = m.outType.getIntOrFloatBitWidth() / 8;
-  Value cBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, C);
-  Value colAddr = add(cBase, mul(col, cst(elemBytes)));
-  Value rowBytes = mul(N, cst(elemBytes));
-  auto intT = b.getIntegerType(unsigned(8 * elemBytes));
-  auto ptrT = LLVM::LLVMPointerType::get(ctx);
   // kRows rows per iteration, their shared loads issued before their
   // stores: one load and one store per iteration waited out the shared
   // load's latency 32 times per chunk (the whole chunk unrolled spilled
@@ -176,12 +168,6 @@ void PersistentKernel::copyOutChunk(Value buf, IRMapping &mapping, Value row0,
     Value row = add(row0, rows[k]);
     Value ok = arith::AndIOp::create(
         b, loc, cmp(arith::CmpIPredicate::ult, row, M), colOk);
-    Value addr = arith::IndexCastUIOp::create(
-        b, loc, b.getI64Type(), add(colAddr, mul(row, rowBytes)));
-    Value ptr = LLVM::IntToPtrOp::create(b, loc, ptrT, addr);
-    Value bits = arith::BitcastOp::create(b, loc, intT, vals[k]);
-    NVVM::InlinePtxOp::create(
-        b, loc, TypeRange{}, ValueRange{ptr, bits}, ValueRange{},
-        elemBytes == 2 ? "st.b16 [$0], $1;" : "st.b32 [$0], $1;", ok);
+    predicatedStore(C, N, row, col, vals[k], ok);
   }
 }
