@@ -58,26 +58,28 @@ struct EnvGuard {
 
 TEST(SplitK, CostModel) {
   using cuda::splitKSlices;
-  // The model: min over S of ceil(kTiles / S) + 8 ceil(log2 S), below
+  // The model: min over S of ceil(kTiles / S) + 12 ceil(log2 S), below
   // kTiles, with tiles * S <= SMs.
   // 4 tiles of 128x128, K = 65536 (1024 K tiles), 132 SMs: 33 slices fit,
-  // 32 cost 32 + 40 (5 levels), 33 cost 32 + 48 (6 levels).
+  // 32 cost 32 + 60 (5 levels), 33 cost 32 + 72 (6 levels).
   EXPECT_EQ(splitKSlices(4, 65536, 64, 132, 66, nullptr, 4096), 32);
-  // 16 tiles, K = 16384 (256 K tiles): 8 slices (32 + 24).
+  // 16 tiles, K = 16384 (256 K tiles): 8 slices (32 + 36).
   EXPECT_EQ(splitKSlices(16, 16384, 64, 132, 66, nullptr, 4096), 8);
-  // 1000^3 with 128x256 tiles: 32 tiles, 16 K tiles: 2 slices cost 8 + 8,
-  // not below 16 (measured slower than 1 slice): not used.
+  // 1000^3 with 128x256 tiles: 32 tiles, 16 K tiles: 2 slices cost 8 +
+  // 12, not below 16 (measured slower than 1 slice): not used.
   EXPECT_EQ(splitKSlices(32, 1000, 64, 132, 66, nullptr, 4096), 0);
   // Skinny (M = 1 or 16, N = K = 4096 with 128x128 tiles): 32 tiles, 64 K
-  // tiles: 4 slices (16 + 16 against 2 slices' 32 + 8).
+  // tiles: 4 slices (16 + 24 against 2 slices' 32 + 12).
   EXPECT_EQ(splitKSlices(32, 4096, 64, 132, 66, "", 4096), 4);
-  // 16 tiles: 4 and 8 slices tie (16 + 16, 8 + 24): the smaller.
+  // 16 tiles: 4 slices (16 + 24) before 8 (8 + 36).
   EXPECT_EQ(splitKSlices(16, 4096, 64, 132, 66, "", 4096), 4);
-  // The break-even: 2 slices need 18 K tiles (9 + 8 < 18).
-  EXPECT_EQ(splitKSlices(4, 17 * 64, 64, 132, 66, "auto", 4096), 0);
-  EXPECT_EQ(splitKSlices(4, 18 * 64, 64, 132, 66, nullptr, 4096), 2);
+  // The break-even: 2 slices need 26 K tiles (13 + 12 < 26); 333x777x1111
+  // (21 tiles, 18 K tiles, measured 26% slower split) stays unsplit.
+  EXPECT_EQ(splitKSlices(4, 25 * 64, 64, 132, 66, "auto", 4096), 0);
+  EXPECT_EQ(splitKSlices(4, 26 * 64, 64, 132, 66, nullptr, 4096), 2);
+  EXPECT_EQ(splitKSlices(21, 1111, 64, 132, 66, nullptr, 4096), 0);
   EXPECT_EQ(splitKSlices(4, 1984, 64, 132, 66, "auto", 4096), 2);
-  // 64 tiles, K = 32768: 2 slices (one wave), 256 + 8.
+  // 64 tiles, K = 32768: 2 slices (one wave), 256 + 12.
   EXPECT_EQ(splitKSlices(64, 32768, 64, 132, 66, nullptr, 4096), 2);
   // Grids of more than half the SMs: 1 slice per tile fits: not used.
   EXPECT_EQ(splitKSlices(67, 1 << 20, 64, 132, 200, nullptr, 4096), 0);

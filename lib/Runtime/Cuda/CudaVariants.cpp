@@ -54,12 +54,14 @@ std::string makeTmaSpec(const TmaPlan &t, const KernelPlan &plan,
 // tiles of the same output tile: both scale with the tile's area (8 bytes
 // through L2 per element at ~64 B/clock/SM against 128 flop per element
 // and K tile at ~1/132 of the tensor cores: ~4 K tiles), plus the
-// counter's round trip and each slice's own pipeline fill. 8 is the lower
-// bound the H200 measured for one level (docs/performance.md, "After
-// split-K ..."): 2 slices of 8 K tiles were slower than 1 slice of 16.
-// Not yet measured with the tree: a GPU sweep of TILE_SPLIT_K should
-// refine it.
-static constexpr int64_t kReductionLevelKTiles = 8;
+// counter's round trip and each slice's own pipeline fill. Calibrated on
+// the H200 with the tree (TILE_SPLIT_K = 0..24 on 13 shapes, f16,
+// docs/performance.md "Split-K calibrated"): 333x777x1111 (21 tiles, 18 K
+// tiles) ran 17.8 us unsplit against 22.4 us with 2 slices, so a level
+// costs more than 9 K tiles; the skinny K = 4096 shapes (32 tiles, 64 K
+// tiles) ran 2 and 4 slices within 1.5 us of each other, so about 16 or
+// less. 12 keeps 4 slices for those and no split for the former.
+static constexpr int64_t kReductionLevelKTiles = 12;
 
 int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
                      int64_t maxTiles, const char *override,

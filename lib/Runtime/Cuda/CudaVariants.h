@@ -147,8 +147,8 @@ bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
 ///   tiles > maxTiles (the variant's rule) or k < 1: 0;
 ///   the model: with kTiles = ceil(k / blockK), the S in [2, min(sms /
 ///     tiles, kTiles)] (one wave) that minimises ceil(kTiles / S) +
-///     8 * ceil(log2 S) (the slice's K tiles, then the reduction tree's
-///     levels, each priced at 8 K tiles), if that is below kTiles (S = 1);
+///     12 * ceil(log2 S) (the slice's K tiles, then the reduction tree's
+///     levels, each priced at 12 K tiles), if that is below kTiles (S = 1);
 ///     ties to the smaller S; else 0 (the other variants);
 ///   override N >= 2: min(N, kTiles, 65535) (if >= 2); "0"/"1"/"off": 0;
 ///   either way S is then lowered to counters / tiles (the kernel's
