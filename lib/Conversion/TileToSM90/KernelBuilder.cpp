@@ -348,12 +348,20 @@ Value KernelBuilder::applyEpilogue(IRMapping &mapping, Value acc, Value row,
   return acc;
 }
 
-void KernelBuilder::predicatedStore(Value C, Value N, Value row, Value col,
-                                    Value v, Value pred) {
+void KernelBuilder::predicatedStore(Value C, Value row, Value col, Value v,
+                                    Value pred) {
   const int64_t bytes = v.getType().getIntOrFloatBitWidth() / 8;
   assert((bytes == 2 || bytes == 4) && "16- or 32-bit elements");
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, C);
-  Value at = add(base, mul(add(mul(row, N), col), cst(bytes)));
+  // The element's address as memref.store computes it: the aligned
+  // pointer plus (offset + row * stride0 + col * stride1) elements (the
+  // descriptor's offset and strides, whatever the caller passed).
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, C);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, meta.getBaseBuffer());
+  Value element = add(meta.getOffset(),
+                      add(mul(row, meta.getStrides()[0]),
+                          mul(col, meta.getStrides()[1])));
+  Value at = add(base, mul(element, cst(bytes)));
   Value addr = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), at);
   Value ptr = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
                                        addr);

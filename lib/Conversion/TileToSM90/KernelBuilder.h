@@ -160,12 +160,11 @@ protected:
   /// their ivs = (row, col), accumulator loads = the current value; returns
   /// the value the last store left. `mapping` maps the kernel's values.
   Value applyEpilogue(IRMapping &mapping, Value acc, Value row, Value col);
-  /// Stores `v` (C's element type) to C[row, col] (C row-major, rows N
-  /// elements apart) when `pred` holds: one predicated PTX store, not a
-  /// branch, so that ptxas keeps the loads around it batched (a branch per
-  /// store made it pair each load with its store).
-  void predicatedStore(Value C, Value N, Value row, Value col, Value v,
-                       Value pred);
+  /// Stores `v` (C's element type) to C[row, col] (the address memref.store
+  /// would use: C's offset and strides) when `pred` holds: one predicated
+  /// PTX store, not a branch, so that ptxas keeps the loads around it
+  /// batched (a branch per store made it pair each load with its store).
+  void predicatedStore(Value C, Value row, Value col, Value v, Value pred);
 
   int64_t aBytes() const { return m.tileM * kBlockK * 2; }
   int64_t bBoxBytes() const { return kBlockK * 64 * 2; }

@@ -292,7 +292,7 @@ void PersistentKernel::epilogueFromValues(
           Value x = vals[4 * j + 2 * half + e];
           if (!m.outType.isF32())
             x = arith::TruncFOp::create(b, loc, m.outType, x);
-          predicatedStore(C, N, row, col, x, ok);
+          predicatedStore(C, row, col, x, ok);
         }
     }
   }

@@ -168,6 +168,6 @@ void PersistentKernel::copyOutChunk(Value buf, IRMapping &mapping, Value row0,
     Value row = add(row0, rows[k]);
     Value ok = arith::AndIOp::create(
         b, loc, cmp(arith::CmpIPredicate::ult, row, M), colOk);
-    predicatedStore(C, N, row, col, vals[k], ok);
+    predicatedStore(C, row, col, vals[k], ok);
   }
 }
