@@ -349,8 +349,20 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
                     "must be an integer in [0, 2^40]");
     out.workspaceBytes = wb->get<int64_t>();
   }
-  if (auto pk = v.find("pack"); pk != v.end()) {
-    const std::string at = path + ".pack";
+  // "pack" (one operand per launch) or "pack2" (two argument groups, one
+  // launch for A and B): a separate key, so that a runtime which knows only
+  // "pack" ignores a two-operand kernel instead of launching it with six
+  // arguments.
+  auto pk = v.find("pack");
+  out.packOperands = 1;
+  if (auto pk2 = v.find("pack2"); pk2 != v.end()) {
+    if (pk != v.end())
+      return p.fail(path + ".pack2", "cannot be combined with pack");
+    pk = pk2;
+    out.packOperands = 2;
+  }
+  if (pk != v.end()) {
+    const std::string at = path + (out.packOperands == 2 ? ".pack2" : ".pack");
     if (!pk->is_object())
       return p.fail(at, "must be an object");
     int64_t eb;
@@ -365,12 +377,6 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
     if (eb != 1 && eb != 2 && eb != 4 && eb != 8)
       return p.fail(at + ".elem_bytes", "must be 1, 2, 4 or 8");
     out.packElemBytes = int32_t(eb);
-    int64_t operands = 1;
-    if (!p.integer(*pk, "operands", at + ".", operands, /*required=*/false))
-      return false;
-    if (operands != 1 && operands != 2)
-      return p.fail(at + ".operands", "must be 1 or 2");
-    out.packOperands = int32_t(operands);
   }
   if (auto c = v.find("coarsen"); c != v.end()) {
     if (!intArray(p, *c, path + ".coarsen", 3, 1, 65535,

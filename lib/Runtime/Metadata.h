@@ -88,11 +88,11 @@ struct VariantPlan {
   /// kernel param (after the tensor maps): this plus, for a split-K launch
   /// of T tiles and S slices, T * S * sliceBytes; no param when both are 0.
   int64_t workspaceBytes = 0;
-  /// "pack": {"kernel", "elem_bytes", "operands"}: the bundle's
-  /// strided-copy kernel the runtime may use to repack a read-only operand
-  /// whose row pitch or base TMA cannot describe into an aligned workspace
-  /// (CudaRepack.h); empty: none. packOperands (1 or 2; absent: 1): the
-  /// operands one launch of it copies.
+  /// "pack" or "pack2": {"kernel", "elem_bytes"}: the bundle's strided-copy
+  /// kernel the runtime may use to repack a read-only operand whose row
+  /// pitch or base TMA cannot describe into an aligned workspace
+  /// (CudaRepack.h); empty: none. packOperands: the operands one launch of
+  /// it copies (1 for "pack", 2 for "pack2").
   std::string packKernel;
   int32_t packElemBytes = 0;
   int32_t packOperands = 1;

@@ -119,7 +119,8 @@ TEST(Repack, Metadata) {
   EXPECT_EQ(plan.variants[0].packOperands, 1); // absent: one per launch
   {
     json two = repackMeta();
-    two["variants"][0]["pack"]["operands"] = 2;
+    two["variants"][0]["pack2"] = two["variants"][0]["pack"];
+    two["variants"][0].erase("pack");
     KernelPlan p2;
     ASSERT_TRUE(parseMetadata(two.dump(), p2, error)) << error;
     EXPECT_EQ(p2.variants[0].packOperands, 2);
@@ -150,10 +151,6 @@ TEST(Repack, Metadata) {
        "variants[0].pack.kernel must name a kernel other than"},
       {{{"kernel", "mm_kernel_sm90"}, {"elem_bytes", 4}},
        "variants[0].pack.kernel must name a kernel other than"},
-      {{{"kernel", "mm_pack_b4"}, {"elem_bytes", 4}, {"operands", 3}},
-       "variants[0].pack.operands must be 1 or 2"},
-      {{{"kernel", "mm_pack_b4"}, {"elem_bytes", 4}, {"operands", "2"}},
-       "variants[0].pack.operands must be an integer"},
   };
   for (const Bad &b : bad) {
     SCOPED_TRACE(b.message);
@@ -165,6 +162,23 @@ TEST(Repack, Metadata) {
     // At load: a BUNDLE_ERROR.
     LoadResult r = tryLoad(cudaBundle(mb, true, true, false), "ffi");
     EXPECT_EQ(r.status, TILE_STATUS_BUNDLE_ERROR) << r.message;
+  }
+  // "pack2" is checked as "pack" is, and the two do not go together.
+  {
+    json mb = repackMeta();
+    mb["variants"][0]["pack2"] = {{"kernel", "mm_pack2_b4"}, {"elem_bytes", 3}};
+    mb["variants"][0].erase("pack");
+    KernelPlan p;
+    EXPECT_FALSE(parseMetadata(mb.dump(), p, error));
+    EXPECT_NE(error.find("variants[0].pack2.elem_bytes must be 1, 2, 4 or 8"),
+              std::string::npos)
+        << error;
+    mb = repackMeta();
+    mb["variants"][0]["pack2"] = {{"kernel", "mm_pack2_b4"}, {"elem_bytes", 4}};
+    EXPECT_FALSE(parseMetadata(mb.dump(), p, error));
+    EXPECT_NE(error.find("variants[0].pack2 cannot be combined with pack"),
+              std::string::npos)
+        << error;
   }
 }
 
@@ -211,13 +225,13 @@ TEST(RepackMock, OddPitchIsRepacked) {
 }
 
 TEST(RepackMock, TwoOperandsInOneLaunch) {
-  // "operands": 2 (what tilec emits): A and B are copied by one launch of
-  // the pack kernel, grid y = 2; a launch with only A odd has grid y = 1.
+  // "pack2" (what tilec emits): A and B are copied by one launch of the
+  // pack kernel, grid y = 2; a launch with only A odd has grid y = 1.
   USE_MOCK(mock);
   RepackEnv env("1");
   json m = repackMeta();
-  m["variants"][0]["pack"] = {
-      {"kernel", "mm_pack2_b4"}, {"elem_bytes", 4}, {"operands", 2}};
+  m["variants"][0].erase("pack");
+  m["variants"][0]["pack2"] = {{"kernel", "mm_pack2_b4"}, {"elem_bytes", 4}};
   KernelGuard k(loadRepack(m));
   ASSERT_TRUE(k.k);
   Mm odd(16, 5, 7);

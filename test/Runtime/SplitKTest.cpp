@@ -174,7 +174,7 @@ TEST(SplitKMock, LaunchGridAndWorkspace) {
   KernelGuard k(load(cudaBundle(splitKMeta()), "ffi"));
   ASSERT_TRUE(k.k);
   // N = 1000: 16 tiles, K = 1000 = 63 K tiles of 16, at most 8 slices: 4
-  // (16 + 2 levels of 8; 8 slices tie at 8 + 24).
+  // (16 + 2 levels of 12 = 40; 8 slices cost 8 + 36).
   const int64_t n = 1000;
   DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
   tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),

@@ -20,8 +20,8 @@ namespace mlir::tile::sm90 {
 /// The pack kernel's name for `elemBytes`-byte elements of kernel `name`.
 std::string packKernelName(StringRef name, int64_t elemBytes);
 
-/// Operands one launch of the pack kernel copies (the metadata's
-/// "operands"): A and B of an odd-pitch GEMM in one launch, not two (each
+/// Operands one launch of the pack kernel copies (metadata key "pack2"
+/// for 2): A and B of an odd-pitch GEMM in one launch, not two (each
 /// launch costs ~1.2 us plus its gap on the H200 for small operands).
 constexpr int64_t kPackOperands = 2;
 

@@ -34,7 +34,7 @@
 // one 64 KiB load (~1.1 us each, ~7 us), and for S = 2 both are the same.
 // The serial chain it replaces (slice s waited for slice s-1) paid S - 1 of
 // those round trips (~35 us at S = 33). The runtime's cost model
-// (splitKSlices) prices a level at ~6 K tiles.
+// (splitKSlices) prices a level at 12 K tiles.
 //
 // Every counter a launch uses is incremented exactly twice and reset by
 // the second arrival, so a completed launch leaves them all 0 (the

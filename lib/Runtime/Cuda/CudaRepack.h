@@ -5,8 +5,8 @@
 // an odd K or N has neither; without help the runtime falls back to the
 // variant that loads through the threads (NAME_kernel_sm90_ldg), several
 // times slower on large shapes. When a variant's metadata names a pack
-// kernel ("pack": {"kernel", "elem_bytes"}, docs/bundle.md), the runtime
-// instead copies each such *read-only* operand into a device workspace
+// kernel ("pack" or "pack2": {"kernel", "elem_bytes"}, docs/bundle.md),
+// the runtime instead copies each such *read-only* operand into a device workspace
 // whose rows are padded to a multiple of 16 bytes, encodes the map on the
 // copy (dims = the tensor's logical dims, so TMA never reads the padding:
 // the box beyond globalDim is zero-filled) and launches the TMA variant.
@@ -25,8 +25,8 @@
 // srcPitch * E, any E-aligned address) to dst (row r at dst + r * dstPitch
 // * E; dst 16-byte aligned, dstPitch * E a multiple of 16), writing whole
 // 16-byte chunks of the destination rows (the padding gets zeros), any
-// grid x and block x (grid-stride loop). With "operands": 2 (what tilec
-// emits, NAME_pack2_b<E>) K takes two such argument groups, and the CTAs
+// grid x and block x (grid-stride loop). Named under "pack2" (what tilec
+// emits, NAME_pack2_b<E>), K takes two such argument groups, and the CTAs
 // with blockIdx.y = g copy group g: A and B of a GEMM in one launch.
 //
 // Stream ordering: the pack kernels are launched on the launch's stream

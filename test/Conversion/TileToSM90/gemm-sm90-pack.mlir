@@ -1,4 +1,6 @@
 // RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 | FileCheck %s
+// RUN: tilec %tile_src_root/examples/gemm.mlir --target=cuda --chip=sm_90a -o %t.tileb
+// RUN: tilec --info %t.tileb --section=metadata | FileCheck %s --check-prefix=META
 
 // convert-tile-gemm-to-sm90 adds the runtime's operand repack kernel for
 // the f16 operands (2-byte elements) to the sm90 module and names it in
@@ -20,3 +22,10 @@
 // CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> i16
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xi16>, !llvm.ptr
 // CHECK: gpu.return
+
+// In the metadata the two-operand kernel is named under "pack2", a key of
+// its own (a runtime that knows only "pack" ignores it).
+// META: "pack2": {
+// META-NEXT: "elem_bytes": 2,
+// META-NEXT: "kernel": "gemm_pack2_b2"
+// META-NOT: "pack": {

@@ -181,13 +181,12 @@ static json::Value toJSON(KernelVariantAttr v) {
                                 {"slice_bytes", sk[3]}};
   if (v.getWorkspaceBytes() > 0)
     o["workspace_bytes"] = v.getWorkspaceBytes();
-  if (v.getPackKernel()) {
-    json::Object pack{{"kernel", v.getPackKernel().getValue()},
-                      {"elem_bytes", v.getPackElemBytes()}};
-    if (v.getPackOperands() != 1)
-      pack["operands"] = v.getPackOperands();
-    o["pack"] = std::move(pack);
-  }
+  // Two operands per launch under their own key: a runtime that knows only
+  // "pack" (one argument group) ignores it (docs/bundle.md).
+  if (v.getPackKernel())
+    o[v.getPackOperands() == 2 ? "pack2" : "pack"] =
+        json::Object{{"kernel", v.getPackKernel().getValue()},
+                     {"elem_bytes", v.getPackElemBytes()}};
   if (ArrayRef<int64_t> c = v.getCoarsen(); !c.empty())
     o["coarsen"] = json::Array(c);
   return o;
