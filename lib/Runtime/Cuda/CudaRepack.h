@@ -6,10 +6,11 @@
 // variant that loads through the threads (NAME_kernel_sm90_ldg), several
 // times slower on large shapes. When a variant's metadata names a pack
 // kernel ("pack" or "pack2": {"kernel", "elem_bytes"}, docs/bundle.md),
-// the runtime instead copies each such *read-only* operand into a device workspace
-// whose rows are padded to a multiple of 16 bytes, encodes the map on the
-// copy (dims = the tensor's logical dims, so TMA never reads the padding:
-// the box beyond globalDim is zero-filled) and launches the TMA variant.
+// the runtime instead copies each such *read-only* operand into a device
+// workspace whose rows are padded to a multiple of 16 bytes, encodes the
+// map on the copy (dims = the tensor's logical dims, so TMA never reads
+// the padding: the box beyond globalDim is zero-filled) and launches the
+// TMA variant.
 // A written operand (the TMA-store epilogue's C) is never repacked: its
 // map is optional (passed as null; the kernel stores C through its
 // threads), or else the variant is skipped as before.
