@@ -364,7 +364,7 @@ protected:
   void producer(IRMapping &mapping) override;
   void consumer(IRMapping &mapping) override;
 
-  Value tileId, slice, slices, tiles, kBegin;
+  Value tileId, slice, slices, kBegin;
 };
 
 /// Wide tiles (WideTile.cpp): the persistent cooperative kernel whose CTA

@@ -57,13 +57,13 @@ int64_t SplitKKernel::workspaceSliceBytes() const { return partialBytes(); }
 
 LogicalResult SplitKKernel::mapLaunch(IRMapping &mapping) {
   // The launch's grid and prelude (as the persistent kernel); the tile is
-  // blockIdx.x, the slice blockIdx.y of gridDim.y.
+  // blockIdx.x, the slice blockIdx.y of gridDim.y (the counters' fixed
+  // place makes the tile count itself unneeded).
   if (failed(PersistentKernel::mapLaunch(mapping)))
     return failure();
   tileId = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   slice = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   slices = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
-  tiles = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   return success();
 }
 

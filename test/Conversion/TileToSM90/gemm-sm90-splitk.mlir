@@ -14,11 +14,10 @@
 // The params: the kernel's, A's and B's tensor maps, the workspace.
 // CHECK-LABEL: gpu.func @gemm_kernel_sm90_sk(
 // CHECK-SAME: %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[WS:.*]]: !llvm.ptr) kernel
-// Tile = block x, slice = block y of grid y; tiles = grid x.
+// Tile = block x, slice = block y of grid y.
 // CHECK: %[[T:.*]] = gpu.block_id  x
 // CHECK: %[[S:.*]] = gpu.block_id  y
 // CHECK: %[[NS:.*]] = gpu.grid_dim  y
-// CHECK: %[[NT:.*]] = gpu.grid_dim  x
 // The slice's K tiles: [s*n/S, (s+1)*n/S).
 // CHECK: %[[N:.*]] = arith.divui %{{.*}}, %c2
 // CHECK: %[[LO:.*]] = arith.divui %{{.*}}, %[[NS]]
