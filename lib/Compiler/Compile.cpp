@@ -117,6 +117,7 @@ LogicalResult lower(ModuleOp module, const TargetBackend &target,
     return failure();
   TimingScope timing = nestTiming(options, "lower");
   pm.enableTiming(timing);
+  pm.enableVerifier(options.verifyEachPass);
   if (!options.passPipeline.empty()) {
     std::string error;
     llvm::raw_string_ostream os(error);
@@ -126,7 +127,11 @@ LogicalResult lower(ModuleOp module, const TargetBackend &target,
   } else {
     target.buildPipeline(pm, options);
   }
-  return pm.run(module);
+  if (failed(pm.run(module)))
+    return failure();
+  // Without --verify-each, once at the end (a pass's invalid IR is still an
+  // error, not a crash in code generation).
+  return options.verifyEachPass ? success() : verify(module);
 }
 
 } // namespace

@@ -77,8 +77,11 @@ def _compiler(tmp_path_factory):
             src = cache / f"{key}.mlir"
             src.write_text(source)
             out = cache / f"{key}.tileb"
+            # --verify-each: every pass's output verified (tilec's default
+            # verifies once at the end).
             proc = subprocess.run([str(TILEC), str(src), "-o", str(out),
-                                   *flags], capture_output=True, text=True)
+                                   "--verify-each", *flags],
+                                  capture_output=True, text=True)
             # hip: only a kernel over the chip's 64 KiB of LDS (tiles sized
             # for the H200's 227 KiB, e.g. 128x128 FlashAttention) is a
             # known limit; any other failure there is a failure.

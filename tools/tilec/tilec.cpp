@@ -144,6 +144,12 @@ cl::opt<bool> fpContract(
              "(like nvcc --fmad=true); false keeps each operation rounded "
              "separately (results closer to the CPU target's)"),
     cl::init(true), cl::cat(tilecCategory));
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass of the lowering (slower; for "
+             "debugging a pass). Without it, the input and the lowered "
+             "module are verified once"),
+    cl::init(false), cl::cat(tilecCategory));
 cl::opt<unsigned> jobs(
     "jobs",
     cl::desc("Threads for the compile: MLIR's passes and the cuda target's "
@@ -337,6 +343,7 @@ int main(int argc, char **argv) {
   options.toolkitPath = toolkit;
   options.remarks = remarks;
   options.fpContract = fpContract;
+  options.verifyEachPass = verifyEach;
 
   if (printToolchain) {
     const mlir::tile::TargetBackend *t =

@@ -35,6 +35,12 @@ same run (torch copy_ of 1 GiB).
 Output: one line per case (ms, ratio = reference time / tile time, so > 1
 means tile is faster), then per group the geometric mean and the worst
 ratio. A case whose result is wrong prints FAIL and counts as ratio 0.
+
+Timing: each case is timed in --rounds rounds (default 3), tile then
+reference in each, and reports the median time of each and the median of
+the rounds' ratios. The H200's clock drifts under sustained tensor-core
+load (power), by up to 10% between two timings a second apart: ratios of
+neighbouring timings cancel most of that, one timing of each does not.
 """
 import argparse, json, math, os, re, subprocess, sys, time
 
@@ -162,6 +168,16 @@ def cmd_run(args):
     def bench(fn):
         return do_bench(fn, warmup=10, rep=args.rep)
 
+    def paired(fn_tile, fn_ref):
+        """(median tile ms, median reference ms, median ratio ref / tile)
+        over args.rounds rounds of tile then reference."""
+        tt, tr = [], []
+        for _ in range(max(1, args.rounds)):
+            tt.append(bench(fn_tile))
+            tr.append(bench(fn_ref))
+        med = lambda xs: sorted(xs)[len(xs) // 2]
+        return med(tt), med(tr), med([r / t for t, r in zip(tt, tr)])
+
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
     kernels = {}
     for name, k in manifest["kernels"].items():
@@ -175,8 +191,8 @@ def cmd_run(args):
           f"tile {tile.__version__}")
     rows = {}  # group -> [(label, ratio)]
 
-    def report(group, label, t_tile, t_ref, ok, extra=""):
-        ratio = (t_ref / t_tile) if ok else 0.0
+    def report(group, label, t_tile, t_ref, ok, extra="", ratio=None):
+        ratio = (ratio if ratio is not None else t_ref / t_tile) if ok else 0.0
         rows.setdefault(group, []).append((label, ratio))
         status = "" if ok else "  FAIL"
         print(f"{group:10s} {label:34s} tile {t_tile:9.4f} ms  ref {t_ref:9.4f} ms  "
@@ -209,11 +225,15 @@ def cmd_run(args):
             except Exception as e:  # noqa
                 print(f"gemm {label}: {e}")
                 ok = False
-            t_tile = bench(lambda: k(A, B, C)) if ok else float("nan")
-            t_ref = bench(lambda: torch.matmul(A, B, out=C))
+            ref_fn = lambda: torch.matmul(A, B, out=C)
+            if ok:
+                t_tile, t_ref, ratio = paired(lambda: k(A, B, C), ref_fn)
+            else:
+                t_tile, t_ref, ratio = float("nan"), bench(ref_fn), 0.0
             tf = 2 * M * N * K / (t_tile * 1e9) if ok else 0
             tr = 2 * M * N * K / (t_ref * 1e9)
-            report("gemm", label, t_tile, t_ref, ok, f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)")
+            report("gemm", label, t_tile, t_ref, ok, f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)",
+                   ratio)
 
     # -- memory-bound --
     def mem(group, label, fn_tile, fn_ref, check, nbytes):
@@ -223,11 +243,13 @@ def cmd_run(args):
         except Exception as e:  # noqa
             print(f"{group} {label}: {e}")
             ok = False
-        t_tile = bench(fn_tile) if ok else float("nan")
-        t_ref = bench(fn_ref)
+        if ok:
+            t_tile, t_ref, ratio = paired(fn_tile, fn_ref)
+        else:
+            t_tile, t_ref, ratio = float("nan"), bench(fn_ref), 0.0
         gbs = nbytes / t_tile / 1e6 if ok else 0
         report(group, label, t_tile, t_ref, ok,
-               f"  ({gbs:6.0f} GB/s, {100 * gbs / copy_gbs:4.0f}% of copy)")
+               f"  ({gbs:6.0f} GB/s, {100 * gbs / copy_gbs:4.0f}% of copy)", ratio)
         return gbs
 
     close = lambda a, b, tol=1e-4: torch.allclose(a, b, rtol=tol, atol=tol)
@@ -307,6 +329,8 @@ def main():
     r.add_argument("--only", default="",
                    help="mem (memory-bound kernels), gemm, or a regex of kernel names")
     r.add_argument("--rep", type=int, default=40)
+    r.add_argument("--rounds", type=int, default=3,
+                   help="tile / reference timing rounds per case (median)")
     args = ap.parse_args()
     return cmd_compile(args) if args.cmd == "compile" else cmd_run(args)
 

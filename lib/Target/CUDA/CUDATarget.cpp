@@ -28,6 +28,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -537,10 +538,12 @@ LogicalResult CUDATarget::generateFromUnlowered(ModuleOp unlowered,
   pipeline.chip = options.chip;
   pipeline.features = options.features;
   buildTileToCUDASourcePipeline(pm, pipeline);
+  pm.enableVerifier(options.verifyEachPass);
   {
     TimingScope timing = nestTiming(options, "tile-to-cuda-source");
     pm.enableTiming(timing);
-    if (failed(pm.run(unlowered)))
+    if (failed(pm.run(unlowered)) ||
+        (!options.verifyEachPass && failed(verify(unlowered))))
       return failure();
   }
   auto sourceMd = getAttachedMetadata(unlowered);
