@@ -131,7 +131,11 @@ LogicalResult lower(ModuleOp module, const TargetBackend &target,
     return failure();
   // Without --verify-each, once at the end (a pass's invalid IR is still an
   // error, not a crash in code generation).
-  return options.verifyEachPass ? success() : verify(module);
+  if (!options.verifyEachPass && failed(verify(module)))
+    return emitError(module.getLoc())
+           << "the lowering produced invalid IR (tilec --verify-each names "
+              "the pass)";
+  return success();
 }
 
 } // namespace

@@ -36,13 +36,14 @@ Output: one line per case (ms, ratio = reference time / tile time, so > 1
 means tile is faster), then per group the geometric mean and the worst
 ratio. A case whose result is wrong prints FAIL and counts as ratio 0.
 
-Timing: each case is timed in --rounds rounds (default 3), tile then
-reference in each, and reports the median time of each and the median of
-the rounds' ratios. The H200's clock drifts under sustained tensor-core
+Timing: each case is timed in --rounds rounds (default 3; tile first in
+even rounds, the reference first in odd ones) and reports the median time
+of each side and the median of the rounds' ratios (so the printed ratio
+need not equal the printed times' quotient). The H200's clock drifts under sustained tensor-core
 load (power), by up to 10% between two timings a second apart: ratios of
 neighbouring timings cancel most of that, one timing of each does not.
 """
-import argparse, json, math, os, re, subprocess, sys, time
+import argparse, json, math, os, re, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KDIR = os.path.join(ROOT, "utils", "bench", "sweep_kernels")
@@ -170,13 +171,22 @@ def cmd_run(args):
 
     def paired(fn_tile, fn_ref):
         """(median tile ms, median reference ms, median ratio ref / tile)
-        over args.rounds rounds of tile then reference."""
+        over args.rounds rounds, tile first in even rounds and the
+        reference first in odd ones (a steady drift then tilts the rounds'
+        ratios both ways). A timing that is not a positive number raises."""
         tt, tr = [], []
-        for _ in range(max(1, args.rounds)):
-            tt.append(bench(fn_tile))
-            tr.append(bench(fn_ref))
-        med = lambda xs: sorted(xs)[len(xs) // 2]
-        return med(tt), med(tr), med([r / t for t, r in zip(tt, tr)])
+        for r in range(max(1, args.rounds)):
+            if r % 2 == 0:
+                tt.append(bench(fn_tile))
+                tr.append(bench(fn_ref))
+            else:
+                tr.append(bench(fn_ref))
+                tt.append(bench(fn_tile))
+        for t in tt + tr:
+            if not (math.isfinite(t) and t > 0):
+                raise RuntimeError(f"timing returned {t} ms")
+        return (statistics.median(tt), statistics.median(tr),
+                statistics.median([r / t for t, r in zip(tt, tr)]))
 
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
     kernels = {}

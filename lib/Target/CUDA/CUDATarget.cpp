@@ -542,9 +542,12 @@ LogicalResult CUDATarget::generateFromUnlowered(ModuleOp unlowered,
   {
     TimingScope timing = nestTiming(options, "tile-to-cuda-source");
     pm.enableTiming(timing);
-    if (failed(pm.run(unlowered)) ||
-        (!options.verifyEachPass && failed(verify(unlowered))))
+    if (failed(pm.run(unlowered)))
       return failure();
+    if (!options.verifyEachPass && failed(verify(unlowered)))
+      return emitError(unlowered.getLoc())
+             << "the CUDA C++ lowering produced invalid IR (tilec "
+                "--verify-each names the pass)";
   }
   auto sourceMd = getAttachedMetadata(unlowered);
   auto md = getAttachedMetadata(lowered);
