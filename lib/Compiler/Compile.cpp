@@ -117,7 +117,6 @@ LogicalResult lower(ModuleOp module, const TargetBackend &target,
     return failure();
   TimingScope timing = nestTiming(options, "lower");
   pm.enableTiming(timing);
-  pm.enableVerifier(options.verifyEachPass);
   if (!options.passPipeline.empty()) {
     std::string error;
     llvm::raw_string_ostream os(error);
@@ -127,15 +126,7 @@ LogicalResult lower(ModuleOp module, const TargetBackend &target,
   } else {
     target.buildPipeline(pm, options);
   }
-  if (failed(pm.run(module)))
-    return failure();
-  // Without --verify-each, once at the end (a pass's invalid IR is still an
-  // error, not a crash in code generation).
-  if (!options.verifyEachPass && failed(verify(module)))
-    return emitError(module.getLoc())
-           << "the lowering produced invalid IR (tilec --verify-each names "
-              "the pass)";
-  return success();
+  return runLoweringPipeline(pm, module, options, "the lowering");
 }
 
 } // namespace

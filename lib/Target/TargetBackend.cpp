@@ -2,6 +2,9 @@
 
 #include "tile/Target/TargetBackend.h"
 
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -62,4 +65,19 @@ std::string mlir::tile::getRegisteredTargetNames() {
   for (const TargetBackend *t : getRegisteredTargets())
     names.push_back(t->getName().str());
   return llvm::join(names, ", ");
+}
+
+LogicalResult mlir::tile::runLoweringPipeline(PassManager &pm, ModuleOp module,
+                                              const CompileOptions &options,
+                                              StringRef what) {
+  pm.enableVerifier(options.verifyEachPass);
+  if (failed(pm.run(module)))
+    return failure();
+  // Without --verify-each, once at the end: a pass's invalid IR is still an
+  // error, not a crash in code generation.
+  if (!options.verifyEachPass && failed(verify(module)))
+    return emitError(module.getLoc())
+           << what << " produced invalid IR (tilec --verify-each names the "
+                      "pass)";
+  return success();
 }

@@ -37,6 +37,7 @@
 
 namespace mlir {
 class OpPassManager;
+class PassManager;
 namespace tile {
 
 /// The driver's own --emit kinds (every target has them).
@@ -91,6 +92,13 @@ struct CompileOptions {
 inline TimingScope nestTiming(const CompileOptions &options, StringRef name) {
   return options.timing ? options.timing->nest(name) : TimingScope();
 }
+
+/// Runs a lowering pipeline `pm` (already filled) on `module`: MLIR's
+/// verifier after every pass when options.verifyEachPass, else once on the
+/// result, whose failure is an error naming `what` and --verify-each.
+LogicalResult runLoweringPipeline(PassManager &pm, ModuleOp module,
+                                  const CompileOptions &options,
+                                  StringRef what);
 
 /// A target-specific --emit kind (besides bundle, metadata and mlir).
 struct EmitKind {

@@ -28,7 +28,6 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -538,16 +537,12 @@ LogicalResult CUDATarget::generateFromUnlowered(ModuleOp unlowered,
   pipeline.chip = options.chip;
   pipeline.features = options.features;
   buildTileToCUDASourcePipeline(pm, pipeline);
-  pm.enableVerifier(options.verifyEachPass);
   {
     TimingScope timing = nestTiming(options, "tile-to-cuda-source");
     pm.enableTiming(timing);
-    if (failed(pm.run(unlowered)))
+    if (failed(runLoweringPipeline(pm, unlowered, options,
+                                   "the CUDA C++ lowering")))
       return failure();
-    if (!options.verifyEachPass && failed(verify(unlowered)))
-      return emitError(unlowered.getLoc())
-             << "the CUDA C++ lowering produced invalid IR (tilec "
-                "--verify-each names the pass)";
   }
   auto sourceMd = getAttachedMetadata(unlowered);
   auto md = getAttachedMetadata(lowered);
