@@ -39,9 +39,10 @@ ratio. A case whose result is wrong prints FAIL and counts as ratio 0.
 Timing: each case is timed in --rounds rounds (default 3; tile first in
 even rounds, the reference first in odd ones) and reports the median time
 of each side and the median of the rounds' ratios (so the printed ratio
-need not equal the printed times' quotient). The H200's clock drifts under sustained tensor-core
-load (power), by up to 10% between two timings a second apart: ratios of
-neighbouring timings cancel most of that, one timing of each does not.
+need not equal the printed times' quotient). The H200's clock drifts
+under sustained tensor-core load (power), by up to 10% between two
+timings a second apart: ratios of neighbouring timings cancel most of
+that, one timing of each does not.
 """
 import argparse, json, math, os, re, statistics, subprocess, sys, time
 
@@ -201,8 +202,8 @@ def cmd_run(args):
           f"tile {tile.__version__}")
     rows = {}  # group -> [(label, ratio)]
 
-    def report(group, label, t_tile, t_ref, ok, extra="", ratio=None):
-        ratio = (ratio if ratio is not None else t_ref / t_tile) if ok else 0.0
+    def report(group, label, t_tile, t_ref, ok, extra, ratio):
+        ratio = ratio if ok else 0.0
         rows.setdefault(group, []).append((label, ratio))
         status = "" if ok else "  FAIL"
         print(f"{group:10s} {label:34s} tile {t_tile:9.4f} ms  ref {t_ref:9.4f} ms  "

@@ -78,9 +78,9 @@ struct CompileOptions {
   /// --fp-fusion=false keeps every float operation separately rounded.
   bool fpContract = true;
   /// Run MLIR's verifier after every pass of the lowering pipelines (tilec
-  /// --verify-each), as tile-opt does by default. Off, the input and each pipeline's
-  /// result are still verified once: on the sm_90a GEMM the per-pass runs
-  /// were 0.13 s of the 0.35 s lowering (docs/performance.md).
+  /// --verify-each), as tile-opt does by default. Off, the input and each
+  /// pipeline's result are still verified once: on the sm_90a GEMM the
+  /// per-pass runs were 0.13 s of the 0.35 s lowering (docs/performance.md).
   bool verifyEachPass = false;
   /// Where the driver and the target record the time of each phase (tilec
   /// --mlir-timing); null when nobody listens. Targets nest their phases
