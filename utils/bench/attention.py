@@ -103,7 +103,7 @@ def main():
                 except Exception as e:  # noqa
                     log(f"{m['name']}: FAILED to load/run: "
                         f"{type(e).__name__}: {e}")
-            names = [f"{m['bm']}x{m['bn']}t{m['threads']}s{m['stages']}"
+            names = [m.get("label") or f"{m['bm']}x{m['bn']}t{m['threads']}s{m['stages']}"
                      for m, _ in kernels]
             for causal in (False, True):
                 log(f"\n[{dt} d={d} {'causal' if causal else 'non-causal'}] "

@@ -95,7 +95,12 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
            "loop's last wgmma gemm is rotated into the next iteration, the "
            "two consumer warpgroups take turns at issuing the loop's gemms "
            "(named barriers), so that one's softmax overlaps the other's "
-           "tensor-core work">
+           "tensor-core work">,
+    Option<"wsTma", "ws-tma", "bool", "true",
+           "sm_90a: also build NAME_kernel_ws_tma, the warp-specialized form "
+           "whose producer is one thread issuing TMA loads (one tensor map "
+           "per pipelined copy, extra parameters), when every pipelined copy "
+           "can be one; the runtime tries it before NAME_kernel_ws">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

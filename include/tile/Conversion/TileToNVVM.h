@@ -52,6 +52,11 @@ struct TileToNVVMPipelineOptions
                      "warpgroups of the warp-specialized variant take turns "
                      "at issuing a rotated loop's wgmma gemms"),
       llvm::cl::init(true)};
+  Option<bool> wsTma{
+      *this, "ws-tma",
+      llvm::cl::desc("convert-tile-to-nvgpu's ws-tma: also the "
+                     "warp-specialized variant with a TMA producer"),
+      llvm::cl::init(true)};
   Option<bool> sm90Gemm{
       *this, "sm90-gemm",
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "

@@ -394,13 +394,17 @@ LogicalResult KernelLowering::createBuffers() {
   // wgmma operands: the 128-byte swizzle is on address bits, so they start
   // on 1024-byte boundaries; the dynamic shared memory base is rounded up
   // to one (1 KiB of slack) and the buffers' offsets aligned.
-  llvm::DenseSet<Value> &alignedOperands = wgmmaOperands;
+  // TMA writes the same swizzle and needs its destination aligned too.
   for (auto &[gemm, plan] : wgmmaPlans) {
     auto g = cast<GemmOp>(gemm);
-    alignedOperands.insert(g.getB());
+    wgmmaOperands.insert(g.getB());
     if (!plan.fragmentA)
-      alignedOperands.insert(g.getA());
+      wgmmaOperands.insert(g.getA());
   }
+  llvm::DenseSet<Value> alignedOperands = wgmmaOperands;
+  if (specialized)
+    for (auto &[copy, plan] : specialized->tmaCopies)
+      alignedOperands.insert(cast<CopyOp>(copy).getTarget());
   if (!alignedOperands.empty()) {
     Value raw = smem;
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
@@ -661,6 +665,13 @@ FailureOr<int64_t> KernelLowering::run() {
       gemm.emitRemark("tile.gemm not lowered to wgmma: ") << whyNot;
   });
   Operation *firstBodyOp = &func.getBody().front().front();
+  if (requestWarpSpecialization) {
+    specialized.emplace();
+    if (requestTma && !planTmaProducer(whyNotSpecialized)) {
+      declinedSpecialization = declinedTma = true;
+      return failure();
+    }
+  }
   if (failed(createBuffers()))
     return failure();
   if (requestWarpSpecialization) {

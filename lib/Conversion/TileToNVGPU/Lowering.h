@@ -129,7 +129,37 @@ struct GPUTargetInfo {
   /// In that variant, two consumer warpgroups take turns at issuing a
   /// rotated loop's wgmma gemms (named barriers 2 and 3; WarpSpecialize.cpp).
   bool warpSpecializePingPong = true;
+  /// Also build the variant whose producer issues TMA loads (TmaCopy.cpp),
+  /// launched before the cp.async one when the runtime can encode its maps.
+  bool warpSpecializeTma = true;
 };
+
+/// A software pipeline's global -> shared copy issued as TMA loads by the
+/// warp-specialized variant's producer (TmaCopy.cpp): per stage, one
+/// mbarrier.arrive.expect_tx of `bytes` and `boxes` loads of one box each.
+struct TmaCopyPlan {
+  unsigned param = 0;         // the global tensor's kernel parameter
+  Type elementType;
+  SmallVector<int64_t> box;   // innermost first, one per tensor dim
+  int64_t swizzleBytes = 0;   // 0 (none), 32, 64 or 128
+  int64_t boxes = 1;          // boxes side by side along the innermost dim
+  int64_t boxElements = 0;    // innermost elements of one box
+  int64_t boxBytes = 0;       // shared bytes of one box
+  int64_t bytes = 0;          // the tile's bytes (the expected tx count)
+  Value map;                  // the kernel parameter holding the map
+};
+
+/// The TMA plan of `op` (a producer copy of a software pipeline in `func`),
+/// or nullopt with `whyNot` set: its global side must be a kernel parameter
+/// (row-major, rank <= 5, the tile's element type), the tile's innermost
+/// dim the tensor's, and its shared layout one TMA writes (TmaCopy.cpp).
+std::optional<TmaCopyPlan> planTmaCopy(CopyOp op, gpu::GPUFuncOp func,
+                                       std::string &whyNot);
+/// Emits `plan`'s loads into the stage at byte `stageAddress` (an index:
+/// the shared address), completing on the mbarrier at `mbar` (a shared
+/// pointer), from the tensor's element `start` (one index per dim).
+void emitTmaLoads(OpBuilder &b, Location loc, const TmaCopyPlan &plan,
+                  ValueRange start, Value stageAddress, Value mbar);
 
 /// The warp-specialized form of a kernel (WarpSpecialize.cpp): the launch's
 /// `threads` are the consumers (whole warpgroups); one producer warpgroup
@@ -142,7 +172,15 @@ struct WarpSpecializedKernel {
   /// below 96 (ptxas -v, FlashAttention 128x128: 40 -> 184 bytes, 56 -> 108,
   /// 96 -> none); the consumers of a 256-thread launch keep 200.
   static constexpr int64_t kProducerRegisters = 96;
+  /// With TMA (`tma`), one producer thread issues the loads and keeps only
+  /// its loop counters and coordinates: 24 registers (setmaxnreg's
+  /// minimum) leave the consumers of a 256-thread launch 240.
+  static constexpr int64_t kTmaProducerRegisters = 24;
   int64_t consumers = 0;      // consumer threads (the launch's threads)
+  /// The producer copies are TMA loads (TmaCopy.cpp, one plan per copy):
+  /// full barriers take one arrival (expect_tx) instead of 2 x 128.
+  bool tma = false;
+  llvm::DenseMap<Operation *, TmaCopyPlan> tmaCopies;
   Block *consumerBlock = nullptr; // then-block of the role split
   Block *producerBlock = nullptr; // else-block (the copies are appended)
   Value producerTid;              // tid - consumers, in the producer block
@@ -190,6 +228,12 @@ public:
   /// a rotated loop's gemms (GPUTargetInfo::warpSpecializePingPong).
   bool pingPong = true;
   bool requestWarpSpecialization = false;
+  /// With requestWarpSpecialization: the producer issues TMA loads (the
+  /// variant then takes one tensor map per producer copy, `tmaMaps`, as
+  /// parameters after the kernel's); declined when a copy cannot be one.
+  bool requestTma = false;
+  bool declinedTma = false; // a copy cannot be TMA loads (whyNotSpecialized)
+  SmallVector<TmaDescAttr> tmaMaps;
   std::optional<WarpSpecializedKernel> specialized;
   bool declinedSpecialization = false;
   std::string whyNotSpecialized;
@@ -315,6 +359,9 @@ private:
   /// role split (after createBuffers), a pipelined loop's two halves, and
   /// the consumer-only barriers and register budgets at the end.
   bool canWarpSpecialize(std::string &whyNot);
+  /// The TMA plans of every producer copy (requestTma), with their map
+  /// parameters appended to the function; false with `whyNot` set.
+  bool planTmaProducer(std::string &whyNot);
   void splitRoles(Operation *firstBodyOp);
   LogicalResult lowerPipelinedSpecialized(PipelinedOp op);
   std::optional<GemmRotation> planGemmRotation(PipelinedOp op,

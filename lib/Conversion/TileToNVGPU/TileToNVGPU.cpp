@@ -34,16 +34,25 @@ struct Outlined {
   std::string name;
   int64_t sharedBytes = 0;
   int64_t threads = 0;
+  SmallVector<TmaDescAttr> maps; // the TMA producer's (extra parameters)
+};
+
+/// Which form of a kernel outline() builds.
+enum class KernelForm {
+  plain,         // NAME_kernel: the launch as written
+  specialized,   // NAME_kernel_ws: a cp.async producer warpgroup
+  specializedTma // NAME_kernel_ws_tma: a TMA producer thread
 };
 
 /// Outlines one kernel's tile.launch into a gpu.func NAME_kernel<suffix> of
-/// NAME_module and lowers its body. With `warpSpecialize`, the
-/// warp-specialized form (WarpSpecialize.cpp) or, where it does not apply,
-/// nullopt and nothing left behind (a remark says why).
+/// NAME_module and lowers its body. A warp-specialized form
+/// (WarpSpecialize.cpp) that does not apply gives nullopt and leaves
+/// nothing behind (a remark says why).
 static FailureOr<std::optional<Outlined>>
 outline(ModuleOp module, func::FuncOp kernel,
         const nvgpu_lowering::GPUTargetInfo &target, bool remarks,
-        bool warpSpecialize) {
+        KernelForm form) {
+  bool warpSpecialize = form != KernelForm::plain;
   FailureOr<LaunchOp> maybeLaunch = getKernelLaunch(kernel);
   if (failed(maybeLaunch))
     return failure();
@@ -60,7 +69,10 @@ outline(ModuleOp module, func::FuncOp kernel,
     gpuModule = gpu::GPUModuleOp::create(b, loc, name + "_module");
   b.setInsertionPointToEnd(gpuModule.getBody());
   auto fnType = FunctionType::get(ctx, kernel.getArgumentTypes(), {});
-  std::string fnName = name + (warpSpecialize ? "_kernel_ws" : "_kernel");
+  std::string fnName = name + (form == KernelForm::plain ? "_kernel"
+                               : form == KernelForm::specialized
+                                   ? "_kernel_ws"
+                                   : "_kernel_ws_tma");
   auto fn = gpu::GPUFuncOp::create(b, loc, fnName, fnType);
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
   int64_t threads = launch.getThreads();
@@ -85,6 +97,7 @@ outline(ModuleOp module, func::FuncOp kernel,
   nvgpu_lowering::KernelLowering lowering(fn, threads, target);
   lowering.remarks = remarks;
   lowering.requestWarpSpecialization = warpSpecialize;
+  lowering.requestTma = form == KernelForm::specializedTma;
   // A kernel with sm_90a variants (tile-warp-specialize) has the Hopper
   // path: its generic kernel is a fallback and makes no wgmma remarks.
   if (auto info = module->getAttrOfType<KernelInfoAttr>(
@@ -94,9 +107,16 @@ outline(ModuleOp module, func::FuncOp kernel,
   if (failed(shared)) {
     if (!warpSpecialize || !lowering.declinedSpecialization)
       return failure();
-    if (remarks && !lowering.whyNotSpecialized.empty())
-      launch.emitRemark("no warp-specialized variant: ")
-          << lowering.whyNotSpecialized;
+    // The TMA form says only what is its own (the cp.async form, built
+    // next, reports the rest).
+    if (remarks && !lowering.whyNotSpecialized.empty()) {
+      if (form == KernelForm::specialized)
+        launch.emitRemark("no warp-specialized variant: ")
+            << lowering.whyNotSpecialized;
+      else if (lowering.declinedTma)
+        launch.emitRemark("no TMA-producer variant: ")
+            << lowering.whyNotSpecialized;
+    }
     fn.erase();
     return std::optional<Outlined>();
   }
@@ -112,7 +132,8 @@ outline(ModuleOp module, func::FuncOp kernel,
   int64_t blockThreads = threads;
   if (lowering.specialized)
     blockThreads += nvgpu_lowering::WarpSpecializedKernel::kProducerThreads;
-  return std::optional<Outlined>(Outlined{fnName, *shared, blockThreads});
+  return std::optional<Outlined>(
+      Outlined{fnName, *shared, blockThreads, lowering.tmaMaps});
 }
 
 LogicalResult nvgpu_lowering::outlineAndLowerKernels(
@@ -130,25 +151,34 @@ LogicalResult nvgpu_lowering::outlineAndLowerKernels(
   bool specialize = target.warpSpecialize && info && kernels.size() == 1 &&
                     variants.empty();
   for (func::FuncOp kernel : kernels) {
-    auto plain = outline(module, kernel, target, remarks, false);
+    auto plain = outline(module, kernel, target, remarks, KernelForm::plain);
     if (failed(plain))
       return failure();
     maxShared = std::max(maxShared, (*plain)->sharedBytes);
     if (specialize) {
-      auto ws = outline(module, kernel, target, remarks, true);
-      if (failed(ws))
-        return failure();
-      if (*ws) {
-        // Launched by the runtime's sm_90a variant launcher (no tensor
-        // maps: it applies to every launch on an sm_90 device from the
-        // cubin; docs/bundle.md, "Kernel variants").
+      // Launched by the runtime's sm_90a variant launcher, first the one
+      // with TMA producers (when the runtime can encode its tensor maps
+      // for the launch), then the cp.async one (no maps: it applies to
+      // every launch on an sm_90 device from the cubin); docs/bundle.md,
+      // "Kernel variants".
+      for (KernelForm form :
+           {KernelForm::specializedTma, KernelForm::specialized}) {
+        if (form == KernelForm::specializedTma && !target.warpSpecializeTma)
+          continue;
+        auto ws = outline(module, kernel, target, remarks, form);
+        if (failed(ws))
+          return failure();
+        if (!*ws)
+          continue;
         Builder b(module.getContext());
+        bool tma = form == KernelForm::specializedTma;
         variants.push_back(KernelVariantAttr::get(
             module.getContext(), b.getStringAttr("sm90_tma_wgmma"),
             b.getStringAttr(target.chip), b.getStringAttr((*ws)->name),
             {(*ws)->threads, 1, 1}, (*ws)->sharedBytes, VariantGrid::launch,
-            /*maxTiles=*/0, b.getStringAttr("warp_specialized"),
-            ArrayRef<TmaDescAttr>{}, /*splitK=*/ArrayRef<int64_t>{},
+            /*maxTiles=*/0,
+            b.getStringAttr(tma ? "warp_specialized_tma" : "warp_specialized"),
+            (*ws)->maps, /*splitK=*/ArrayRef<int64_t>{},
             /*workspaceBytes=*/0));
       }
     }
@@ -171,6 +201,7 @@ struct ConvertTileToNVGPUPass
     target.chip = chip;
     target.warpSpecialize = warpSpecialize && chip == "sm_90a";
     target.warpSpecializePingPong = wsPingPong;
+    target.warpSpecializeTma = wsTma;
     if (failed(nvgpu_lowering::outlineAndLowerKernels(getOperation(), target,
                                                       remarks)))
       signalPassFailure();

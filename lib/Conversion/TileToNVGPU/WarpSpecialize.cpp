@@ -144,7 +144,7 @@ bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
 }
 
 void KernelLowering::splitRoles(Operation *firstBodyOp) {
-  WS ws;
+  WS &ws = *specialized;
   ws.consumers = threads;
   MLIRContext *ctx = b.getContext();
   Block &entry = func.getBody().front();
@@ -163,7 +163,8 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
       Value empty = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
       for (int64_t s = 0; s < stages; ++s) {
         ::mlir::nvgpu::MBarrierInitOp::create(
-            b, loc, full, cst(2 * WS::kProducerThreads), cst(s), first);
+            b, loc, full, cst(ws.tma ? 1 : 2 * WS::kProducerThreads), cst(s),
+            first);
         ::mlir::nvgpu::MBarrierInitOp::create(b, loc, empty, cst(threads),
                                               cst(s), first);
       }
@@ -186,7 +187,6 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
       Block::iterator(firstBodyOp), Block::iterator(roles));
   b.setInsertionPointToStart(ws.producerBlock);
   ws.producerTid = arith::SubIOp::create(b, loc, tid, cst(threads));
-  specialized = std::move(ws);
 }
 
 /// Whether `user` or an op nested in it has `v` as an operand.
@@ -308,6 +308,13 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   // clones the body's pure index arithmetic before the consumers' loop
   // takes the body).
   b.setInsertionPoint(ws.producerBlock->getTerminator());
+  if (ws.tma) {
+    // TMA: one thread issues every load.
+    Value issuer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         ws.producerTid, cst(0));
+    auto ifOp = scf::IfOp::create(b, loc, issuer, /*withElse=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  }
   IRMapping outer;
   auto onProducer = [&](Value v) {
     return recompute(b, v, ws.consumerBlock, outer);
@@ -344,6 +351,27 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
         if (!mapping.contains(s->getResult(0)))
           b.clone(*s, mapping);
       Value target = cast<CopyOp>(p).getTarget();
+      if (ws.tma) {
+        const TmaCopyPlan &tma = ws.tmaCopies[p];
+        ::mlir::nvgpu::MBarrierArriveExpectTxOp::create(
+            b, loc, full, cst(tma.bytes), slot, /*predicate=*/Value{});
+        const Buffer &buf = buffers[target];
+        Value stage = arith::AddIOp::create(
+            b, loc,
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem),
+            arith::AddIOp::create(
+                b, loc, cst(buf.sharedOffset),
+                arith::MulIOp::create(b, loc, slot, cst(buf.stageBytes))));
+        Value addr = ::mlir::nvgpu::MBarrierGetOp::create(
+            b, loc, b.getI32Type(), full, slot);
+        Value mbar = LLVM::IntToPtrOp::create(
+            b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
+        SmallVector<Value> start;
+        for (Value v : cast<CopyOp>(p).getSourceIndices())
+          start.push_back(mapping.lookupOrDefault(v));
+        emitTmaLoads(b, loc, tma, start, stage, mbar);
+        continue;
+      }
       Value view = stageView(buffers[target], slot);
       Operation *c = b.clone(*p, mapping);
       asyncCopies.insert(c);
@@ -391,8 +419,10 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   }
   Value n = tripCount(op.getLowerBound(), op.getUpperBound(), op.getStep());
   Value ticks = cst(10000000);
+  // cp.async writes through the generic proxy; TMA through the async one,
+  // which wgmma reads.
   auto fenceProxy = [&] {
-    if (!wgmmaPlans.empty())
+    if (!wgmmaPlans.empty() && !ws.tma)
       NVVM::FenceProxyOp::create(
           b, loc, NVVM::ProxyKind::async_shared,
           NVVM::SharedSpaceAttr::get(b.getContext(),
@@ -561,16 +591,20 @@ void KernelLowering::finishWarpSpecialization() {
   }
   // The producer's copies still in flight at its end: the thread commits
   // them as a group and waits for it before it exits (cp.async.wait_all).
-  b.setInsertionPoint(ws.producerBlock->getTerminator());
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  if (!ws.tma) {
+    b.setInsertionPoint(ws.producerBlock->getTerminator());
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  }
   // Registers: the block's allocation is 65536 / threads per thread
   // (rounded down to 8); the producer gives most of its share to the
   // consumers when that raises their count.
   int64_t total = ws.consumers + WS::kProducerThreads;
   int64_t perThread = std::min<int64_t>(256, 65536 / total / 8 * 8);
+  int64_t producerRegs =
+      ws.tma ? WS::kTmaProducerRegisters : WS::kProducerRegisters;
   int64_t budget = std::min<int64_t>(
-      240, (perThread * total - WS::kProducerThreads * WS::kProducerRegisters) /
+      240, (perThread * total - WS::kProducerThreads * producerRegs) /
                ws.consumers / 8 * 8);
   if (budget > perThread) {
     auto set = [&](Block *block, int64_t regs,
@@ -580,8 +614,7 @@ void KernelLowering::finishWarpSpecialization() {
           b, loc, b.getI32IntegerAttr(regs),
           NVVM::SetMaxRegisterActionAttr::get(ctx, act));
     };
-    set(ws.producerBlock, WS::kProducerRegisters,
-        NVVM::SetMaxRegisterAction::decrease);
+    set(ws.producerBlock, producerRegs, NVVM::SetMaxRegisterAction::decrease);
     set(ws.consumerBlock, budget, NVVM::SetMaxRegisterAction::increase);
     // One block per multiprocessor: the register cap setmaxnreg needs.
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),

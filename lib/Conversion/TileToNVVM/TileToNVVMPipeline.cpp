@@ -68,7 +68,8 @@ void mlir::tile::buildTileToNVVMPipeline(
   pm.addPass(createTileInferLayouts(layouts));
   pm.addPass(createConvertTileToNVGPU(
       ConvertTileToNVGPUOptions{opts.chip, opts.remarks,
-                                /*warpSpecialize=*/true, opts.wsPingPong}));
+                                /*warpSpecialize=*/true, opts.wsPingPong,
+                                opts.wsTma}));
   if (sm90)
     pm.addPass(createTileSM90MergeModules());
   pm.addPass(createCanonicalizerPass());

@@ -1,5 +1,5 @@
-// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a" --canonicalize --cse | FileCheck %s
-// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a ws-pingpong=false" --canonicalize --cse | FileCheck %s --check-prefix=NOPP
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a ws-tma=false" --canonicalize --cse | FileCheck %s
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a ws-pingpong=false ws-tma=false" --canonicalize --cse | FileCheck %s --check-prefix=NOPP
 
 // S = Q K^T, P = S, O += P V per key tile: in NAME_kernel_ws, O += P V of
 // tile i - 1 is issued right after S of tile i (both without waiting), the

@@ -1,8 +1,9 @@
-// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_90a remarks=true" --canonicalize --cse -verify-diagnostics | FileCheck %s
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_90a remarks=true ws-tma=false" --canonicalize --cse -verify-diagnostics | FileCheck %s
 // RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_90a warp-specialize=false" | FileCheck %s --check-prefix=OFF
 // RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_80" | FileCheck %s --check-prefix=OFF
 
-// A pipelined K loop on sm_90a: besides the plain kernel, NAME_kernel_ws
+// The cp.async producer (ws-tma=false; warp-specialize-tma.mlir has the TMA
+// one). A pipelined K loop on sm_90a: besides the plain kernel, NAME_kernel_ws
 // with one producer warpgroup (threads 128..255) is recorded as a variant
 // of 256 threads. Per copy and stage a full barrier (2 x 128 arrivals: the
 // producer threads' cp.async completion and their release) and an empty

@@ -1,0 +1,107 @@
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a remarks=true" --canonicalize --cse -verify-diagnostics | FileCheck %s
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a ws-tma=false" | FileCheck %s --check-prefix=OFF
+
+// The TMA producer (TmaCopy.cpp): NAME_kernel_ws_tma is recorded before
+// NAME_kernel_ws, with one tensor map per pipelined copy, taken as extra
+// parameters. A's rank-reducing copy out of a 3-D tensor into 64x128
+// (128-byte column panels) is two boxes of 64 x 64 x 1; B's 128-byte rows
+// one box of 64 x 128. Full barriers take one arrival (expect_tx of the
+// tile's bytes); one producer thread issues the loads.
+// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "bmm_kernel_ws_tma", block = [256, 1, 1]
+// CHECK-SAME: schedule = "warp_specialized_tma", tma = [<param = 0, type = f16, box = [64, 64, 1], element_strides = [1, 1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>, <param = 1, type = f16, box = [64, 128], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>]>
+// CHECK-SAME: <"sm90_tma_wgmma", chip = "sm_90a", kernel = "bmm_kernel_ws", block = [256, 1, 1]{{.*}}schedule = "warp_specialized">]
+// CHECK-LABEL: gpu.func @bmm_kernel_ws_tma(
+// CHECK-SAME: %[[MAPA:[a-z0-9]+]]: !llvm.ptr, %[[MAPB:[a-z0-9]+]]: !llvm.ptr)
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create
+// CHECK: nvgpu.mbarrier.init %[[FULL]][%c0], %c1
+// CHECK: %[[PTID:.*]] = arith.subi %thread_id_x, %c128
+// CHECK-NEXT: %[[ISSUER:.*]] = arith.cmpi eq, %[[PTID]], %c0
+// CHECK: scf.if %[[ISSUER]] {
+// CHECK: scf.for {{.*}} iter_args(%[[SLOT:.*]] = %c0, %{{.*}} = %false)
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[SLOT]]], %c16384
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %{{.*}}, box[%[[K0:.*]], %c0_i32, %[[BX:.*]]]
+// CHECK: %[[K64:.*]] = arith.addi %[[K0]], %c64_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %{{.*}}, box[%[[K64]], %c0_i32, %[[BX]]]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]], %{{.*}}, box[%c0_i32, %[[K0]]]
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK-NOT: nvvm.cp.async.commit.group
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @bmm_kernel_ws(
+// OFF-NOT: _kernel_ws_tma
+// OFF: gpu.func @bmm_kernel_ws(
+func.func @bmm(%A: memref<?x?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %K = memref.dim %B, %c0 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c128 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<64x128xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<128x64xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<64x64xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<64x64xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c128 : index
+      tile.copy %A[%bx, %c0, %k0] to %As drop_dims [0] : memref<?x?x?xf16> to memref<64x128xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<128x64xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<64x128xf16, #tile.scope<shared>>, memref<128x64xf16, #tile.scope<shared>>, memref<64x64xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<64x64xf32, #tile.scope<fragment>> to memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
+// A copy that converts (f32 -> f16 in shared) cannot be TMA loads: only
+// the cp.async variant, and a remark names the copy's reason.
+// CHECK-LABEL: gpu.func @convert_kernel(
+// CHECK-NOT: _kernel_ws_tma
+// CHECK: gpu.func @convert_kernel_ws(
+func.func @convert(%A: memref<?x?xf32>, %C: memref<?x?xf16> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf32>
+  %nk = arith.ceildivui %K, %c64 : index
+  // expected-remark @below {{no TMA-producer variant: a pipelined copy converts the element type}}
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<64x64xf16, #tile.scope<shared>>
+    %Cs = tile.alloc : memref<64x64xf16, #tile.scope<shared>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf32> to memref<64x64xf16, #tile.scope<shared>>
+      tile.copy %As to %Cs : memref<64x64xf16, #tile.scope<shared>> to memref<64x64xf16, #tile.scope<shared>>
+    }
+    tile.copy %Cs to %C[%c0, %c0] : memref<64x64xf16, #tile.scope<shared>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// A column of a row-major tensor (its innermost dim dropped): a box row
+// would not be contiguous. Only the cp.async variant, with a remark.
+// CHECK-LABEL: gpu.func @column_kernel(
+// CHECK-NOT: _kernel_ws_tma
+// CHECK: gpu.func @column_kernel_ws(
+func.func @column(%A: memref<?x?xf16>, %C: memref<?xf16> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  // expected-remark @below {{no TMA-producer variant: a pipelined copy drops the tensor's innermost dim}}
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<64xf16, #tile.scope<shared>>
+    %Cs = tile.alloc : memref<64xf16, #tile.scope<shared>>
+    tile.pipelined %k = %c0 to %K step %c1 stages(2) {
+      tile.copy %A[%c0, %k] to %As drop_dims [1] : memref<?x?xf16> to memref<64xf16, #tile.scope<shared>>
+      tile.copy %As to %Cs : memref<64xf16, #tile.scope<shared>> to memref<64xf16, #tile.scope<shared>>
+    }
+    tile.copy %Cs to %C[%c0] : memref<64xf16, #tile.scope<shared>> to memref<?xf16>
+  }
+  return
+}
