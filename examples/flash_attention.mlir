@@ -90,7 +90,12 @@ func.func @flash_attention(%Q: memref<?x?x?x64xf16> {tile.name = "Q", tile.dims 
     %alpha = tile.alloc : memref<64xf32, #tile.scope<fragment>>
     %b = arith.divui %by, %H : index
     %h = arith.remui %by, %H : index
-    %q0 = arith.muli %bx, %cBM : index
+    // Query tiles from the last: with `causal` the last ones have the most
+    // key tiles, and starting them first leaves the short ones for the
+    // end of the launch.
+    %gq1 = arith.subi %gq, %c1 : index
+    %qt = arith.subi %gq1, %bx : index
+    %q0 = arith.muli %qt, %cBM : index
     // Causal: only the key tiles up to the last query row of this tile.
     %qend = arith.addi %q0, %cBM : index
     %nkc = arith.ceildivui %qend, %cBN : index
