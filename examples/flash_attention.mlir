@@ -10,9 +10,12 @@
 //   causal  : i32, 0 or 1
 //
 // The grid is (ceil(S / 64), B * H); block (x, y) owns query rows
-// [64x, 64x + 64) of head y, 128 threads (4 warps of 16 rows each). The
-// online softmax (FlashAttention-2), per 64-key tile t (a 2-stage cp.async
-// pipeline over K and V tiles; causal: only the tiles up to the diagonal):
+// [64q, 64q + 64) of head y with q = ceil(S / 64) - 1 - x (the last query
+// tiles first: under `causal` they have the most key tiles), 128 threads
+// (4 warps of 16 rows each). The online softmax (FlashAttention-2), per
+// 64-key tile t (a 2-stage pipeline over K and V tiles: cp.async, or on
+// sm_90a TMA loads by a producer thread where the runtime can describe the
+// tensors; causal: only the tiles up to the diagonal):
 //   1. S = Q K^T (tensor cores, K^T read transposed from shared memory);
 //   2. S masked (tile.parallel; only in the tiles that cross S or, causal,
 //      the diagonal);

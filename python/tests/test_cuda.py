@@ -159,3 +159,32 @@ def test_nvrtc_source_and_cache(tmp_path, monkeypatch):
     assert len(cubins) == 1, cubins
     k2 = tile.load(bundle("softmax", "sm_90a"), execution_backend="nvrtc")
     torch.testing.assert_close(k2(x), torch.softmax(x, dim=1))
+
+
+def test_tma_producer_and_its_fallback(monkeypatch, capfd):
+    """examples/flash_attention.mlir on sm_90a: the TMA-producer variant
+    runs where the runtime can encode its tensor maps; a tensor whose data
+    is not 16-byte aligned makes it launch the cp.async variant instead
+    (TILE_CUDA_VERBOSE says so), with the same results."""
+    import math
+    k = tile.load(bundle("flash_attention", "sm_90a"))
+    monkeypatch.setenv("TILE_CUDA_VERBOSE", "1")
+
+    def run(shift):
+        b, h, s, d = 2, 3, 333, 64
+        n = b * h * s * d
+        q, kk, v = (torch.randn(n + shift, device="cuda",
+                                dtype=torch.float16)[shift:].view(b, h, s, d)
+                    for _ in range(3))
+        o = torch.full_like(q, float("nan"))
+        k(q, kk, v, o, 1.0 / math.sqrt(d), 1)
+        torch.cuda.synchronize()
+        ref = torch.nn.functional.scaled_dot_product_attention(
+            q.float(), kk.float(), v.float(), is_causal=True)
+        err = ((o.float() - ref).abs().max() / ref.abs().max()).item()
+        assert err < 2e-2, err
+        return capfd.readouterr().err
+
+    refused = "not launching flash_attention_kernel_ws_tma"
+    assert refused not in run(0)
+    assert refused in run(1)
