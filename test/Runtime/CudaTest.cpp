@@ -569,11 +569,15 @@ TEST(CudaVariants, ParseAndCheck) {
   t.rank = 2;
   t.box[0] = 64, t.box[1] = 128;
   alignas(16) static char buf[64];
-  int64_t ok[2] = {100, 64}, oddPitch[2] = {100, 60}, zero[2] = {0, 64};
+  int64_t ok[2] = {100, 64}, oddPitch[2] = {100, 60}, zero[2] = {0, 64},
+          huge[2] = {int64_t(1) << 31, 64};
   EXPECT_EQ(cuda::checkTensorMap(t, buf, ok), "");
   EXPECT_EQ(cuda::checkTensorMap(t, buf, oddPitch),
             "tensor pitch of dim 0 (120 bytes) is not a multiple of 16 bytes");
   EXPECT_EQ(cuda::checkTensorMap(t, buf, zero),
+            "tensor dim 0 is 0 or too large for a tensor map");
+  // Rows at 2^31 and beyond: out of reach of 32-bit signed coordinates.
+  EXPECT_EQ(cuda::checkTensorMap(t, buf, huge),
             "tensor dim 0 is 0 or too large for a tensor map");
   EXPECT_EQ(cuda::checkTensorMap(t, buf + 8, ok),
             "tensor data is not 16-byte aligned");

@@ -71,7 +71,9 @@ std::string checkTensorMap(const TmaSpec &spec, const void *base,
   uint64_t pitch = spec.elementBytes;
   for (uint32_t i = 0; i < spec.rank; ++i) {
     int64_t extent = shape[spec.rank - 1 - i]; // innermost first
-    if (extent <= 0 || static_cast<uint64_t>(extent) >= (1ull << 32))
+    // The kernels' TMA coordinates are signed 32-bit (PTX): elements at
+    // 2^31 and beyond could not be addressed, though a map allows 2^32.
+    if (extent <= 0 || static_cast<uint64_t>(extent) >= (1ull << 31))
       return "tensor dim " + std::to_string(spec.rank - 1 - i) +
              " is 0 or too large for a tensor map";
     if (i == 0 && rowElems > 0) {
