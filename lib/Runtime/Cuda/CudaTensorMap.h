@@ -93,9 +93,10 @@ int tensorMapOobFill(const std::string &name);      // "zero" "nan"
 
 /// Whether the tensor (row-major, `shape` outermost first, data at `base`)
 /// can be described by `spec`: "" if so, else the reason (a dim of 0 or
-/// >= 2^31 (the kernels' coordinates are signed 32-bit), base not 16-byte aligned, a row pitch not a multiple of 16
-/// bytes or >= 2^40, box dims 0 or > 256, the innermost box wider than the
-/// swizzle span). The runtime then uses the generic kernel.
+/// >= 2^31: the kernels' coordinates are signed 32-bit; base not 16-byte
+/// aligned, a row pitch not a multiple of 16 bytes or >= 2^40, box dims 0
+/// or > 256, the innermost box wider than the swizzle span). The runtime
+/// then uses the generic kernel.
 /// `rowElems` > 0: the rows (innermost dim) are `rowElems` >= shape[rank-1]
 /// elements apart instead of shape[rank-1] (a repacked copy with padded
 /// rows, CudaRepack.h); the map's dims stay `shape`, so the padding is
