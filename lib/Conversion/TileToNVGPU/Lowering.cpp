@@ -394,7 +394,8 @@ LogicalResult KernelLowering::createBuffers() {
   // wgmma operands: the 128-byte swizzle is on address bits, so they start
   // on 1024-byte boundaries; the dynamic shared memory base is rounded up
   // to one (1 KiB of slack) and the buffers' offsets aligned.
-  // TMA writes the same swizzle and needs its destination aligned too.
+  // TMA targets: swizzled ones likewise (the swizzle's period divides
+  // 1024), unswizzled ones on 128 (TMA's destination alignment).
   for (auto &[gemm, plan] : wgmmaPlans) {
     auto g = cast<GemmOp>(gemm);
     wgmmaOperands.insert(g.getB());
@@ -402,10 +403,14 @@ LogicalResult KernelLowering::createBuffers() {
       wgmmaOperands.insert(g.getA());
   }
   llvm::DenseSet<Value> alignedOperands = wgmmaOperands;
+  bool tmaTargets = false;
   if (specialized)
-    for (auto &[copy, plan] : specialized->tmaCopies)
-      alignedOperands.insert(cast<CopyOp>(copy).getTarget());
-  if (!alignedOperands.empty()) {
+    for (auto &[copy, plan] : specialized->tmaCopies) {
+      tmaTargets = true;
+      if (plan.swizzleBytes)
+        alignedOperands.insert(cast<CopyOp>(copy).getTarget());
+    }
+  if (!alignedOperands.empty() || tmaTargets) {
     Value raw = smem;
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
     Value pad = arith::RemUIOp::create(

@@ -45,6 +45,16 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
   SharedMemoryLimit limit = sharedMemoryLimit(chip);
   if (bytes <= limit.dynamic)
     return success();
+  // The TMA-producer form (its stages aligned for TMA) is only a variant:
+  // declined with a remark, not an error.
+  if (requestTma) {
+    whyNotSpecialized = "it needs " + std::to_string(bytes) +
+                        " bytes of shared memory (stages aligned for TMA), "
+                        "more than the " + std::to_string(limit.dynamic) +
+                        " " + chip + " allows";
+    declinedSpecialization = declinedTma = true;
+    return failure();
+  }
   auto addLimit = [&](InFlightDiagnostic &diag) {
     if (limit.dynamic == limit.perBlock) {
       // No static part (AMD: the whole LDS allocation is dynamic).

@@ -95,7 +95,8 @@ outline(ModuleOp module, func::FuncOp kernel,
   gpu::ReturnOp::create(b, loc);
 
   nvgpu_lowering::KernelLowering lowering(fn, threads, target);
-  lowering.remarks = remarks;
+  // The other forms say what the TMA form would repeat.
+  lowering.remarks = remarks && form != KernelForm::specializedTma;
   lowering.requestWarpSpecialization = warpSpecialize;
   lowering.requestTma = form == KernelForm::specializedTma;
   // A kernel with sm_90a variants (tile-warp-specialize) has the Hopper

@@ -109,8 +109,16 @@ nvgpu_lowering::planTmaCopy(CopyOp op, gpu::GPUFuncOp func,
 void nvgpu_lowering::emitTmaLoads(OpBuilder &b, Location loc,
                                   const TmaCopyPlan &plan, ValueRange start,
                                   Value stageAddress, Value mbar) {
+  // Signed 32-bit coordinates; a start beyond that range is clamped to
+  // its end, which is out of bounds all the same (the runtime maps only
+  // dims below 2^31), so the box still reads as zero.
   auto i32 = [&](Value index) {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index)
+    Value wide = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    Value lo = arith::ConstantIntOp::create(b, loc, INT32_MIN, 64);
+    Value hi = arith::ConstantIntOp::create(b, loc, INT32_MAX, 64);
+    Value clamped = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, wide, lo), hi);
+    return arith::TruncIOp::create(b, loc, b.getI32Type(), clamped)
         .getResult();
   };
   auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);

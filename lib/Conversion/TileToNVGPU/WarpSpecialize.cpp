@@ -31,6 +31,13 @@
 // stages ahead. wgmma reads through the async proxy: a consumer fences
 // (fence.proxy.async) after each wait.
 //
+// The TMA form (NAME_kernel_ws_tma, TmaCopy.cpp has the conditions): the
+// full barriers take one arrival, the producer warpgroup drops to 24
+// registers and its first thread alone runs the loops, each copy of
+// iteration j being `mbarrier.arrive.expect_tx full[c][j % S], bytes` and
+// one cp.async.bulk.tensor per box; the consumers need no proxy fence (TMA
+// writes through the async proxy, which wgmma reads).
+//
 // Rotation (FlashAttention-3's intra-warpgroup overlap; planGemmRotation):
 // when the body ends with a wgmma gemm G2 (O += P V) whose B is a stage of
 // the loop, and an earlier wgmma gemm G1 (S = Q K^T) touches none of G2's
@@ -132,6 +139,28 @@ bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
         if (!loop.getBody().isAncestor(v.getParentRegion()))
           outside.push_back(v);
     }
+    // The producer starts at once: a tensor the program writes before
+    // the loop (e.g. an earlier loop's output) cannot feed a copy.
+    for (Operation *p : plan.producers) {
+      Value src = cast<CopyOp>(p).getSource();
+      for (Operation &before : entry) {
+        if (&before == loop.getOperation())
+          break;
+        WalkResult w = before.walk([&](Operation *x) {
+          if (!llvm::is_contained(x->getOperands(), src) ||
+              isa<memref::DimOp>(x))
+            return WalkResult::advance();
+          if (auto c = dyn_cast<CopyOp>(x); c && c.getSource() == src)
+            return WalkResult::advance();
+          return WalkResult::interrupt();
+        });
+        if (w.wasInterrupted()) {
+          whyNot = "a pipelined copy reads a tensor that the kernel writes "
+                   "before the loop";
+          return false;
+        }
+      }
+    }
     for (Value v : outside)
       if (!isRecomputable(v, entry)) {
         whyNot = "a pipelined copy's bounds or indices depend on values the "
@@ -172,6 +201,13 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
       ws.barrierBytes += 2 * 8 * stages;
     }
   }
+  // TMA completes the full barriers through the async proxy: the
+  // initialization is made visible to it first (a kernel with wgmma also
+  // gets this fence before every barrier, Lowering.cpp).
+  if (ws.tma)
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   barrier(); // the whole block: before the roles part
   Value isConsumer =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,

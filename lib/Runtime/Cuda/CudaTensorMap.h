@@ -96,7 +96,8 @@ int tensorMapOobFill(const std::string &name);      // "zero" "nan"
 /// >= 2^31: the kernels' coordinates are signed 32-bit; base not 16-byte
 /// aligned, a row pitch not a multiple of 16 bytes or >= 2^40, box dims 0
 /// or > 256, the innermost box wider than the swizzle span). The runtime
-/// then uses the generic kernel.
+/// then tries the next variant (a required map) or passes a null map (an
+/// optional one).
 /// `rowElems` > 0: the rows (innermost dim) are `rowElems` >= shape[rank-1]
 /// elements apart instead of shape[rank-1] (a repacked copy with padded
 /// rows, CudaRepack.h); the map's dims stay `shape`, so the padding is

@@ -105,3 +105,111 @@ func.func @column(%A: memref<?x?xf16>, %C: memref<?xf16> {tile.output})
   }
   return
 }
+
+// -----
+
+// The copies of a mma.sync gemm (no wgmma): A's 64-byte rows in the 64-byte
+// swizzle are one box of 32 x 128; B's 256-byte rows in 128-byte panels
+// two boxes of 64 x 32.
+// CHECK-LABEL: kernel = "gemm3_kernel_ws_tma"
+// CHECK-SAME: tma = [<param = 0, type = f16, box = [32, 128], element_strides = [1, 1], interleave = 0, swizzle = 64, l2_promotion = 256, oob_fill = zero>, <param = 1, type = f16, box = [64, 32], element_strides = [1, 1], interleave = 0, swizzle = 128, l2_promotion = 256, oob_fill = zero>]
+func.func @gemm3(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c32 : index
+  tile.launch blocks(%bx, %by) in (%c1, %c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      // expected-remark @+1 {{tile.gemm not lowered to wgmma}}
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// An unswizzled f32 stage (no wgmma in the kernel): one box of 64 x 64,
+// swizzle 0. The barriers' initialization is fenced for the async proxy
+// before the block barrier; 256 consumers get 240 registers, the producer
+// 24.
+// CHECK-LABEL: kernel = "rowsum_kernel_ws_tma"
+// CHECK-SAME: tma = [<param = 0, type = f32, box = [64, 64], element_strides = [1, 1], interleave = 0, swizzle = 0, l2_promotion = 256, oob_fill = zero>]
+// CHECK-LABEL: gpu.func @rowsum_kernel_ws_tma(
+// CHECK: nvgpu.mbarrier.init
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: nvvm.setmaxregister decrease 24
+func.func @rowsum(%X: memref<?x?xf32>, %Y: memref<?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %N = memref.dim %X, %c1 : memref<?x?xf32>
+  %nk = arith.ceildivui %N, %c64 : index
+  tile.launch blocks(%bx) in (%c1) threads(256) {
+    %Xs = tile.alloc : memref<64x64xf32, #tile.scope<shared>>
+    %Xf = tile.alloc : memref<64x64xf32, #tile.scope<fragment>>
+    %part = tile.alloc : memref<64xf32, #tile.scope<fragment>>
+    %acc = tile.alloc : memref<64xf32, #tile.scope<fragment>>
+    tile.clear %acc : memref<64xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c64 : index
+      tile.copy %X[%c0, %k0] to %Xs : memref<?x?xf32> to memref<64x64xf32, #tile.scope<shared>>
+      tile.copy %Xs to %Xf : memref<64x64xf32, #tile.scope<shared>> to memref<64x64xf32, #tile.scope<fragment>>
+      tile.reduce sum %Xf into %part {dim = 1 : i64, clear} : memref<64x64xf32, #tile.scope<fragment>> into memref<64xf32, #tile.scope<fragment>>
+      tile.parallel (%i) in [64] {
+        %a = memref.load %acc[%i] : memref<64xf32, #tile.scope<fragment>>
+        %p = memref.load %part[%i] : memref<64xf32, #tile.scope<fragment>>
+        %s = arith.addf %a, %p : f32
+        memref.store %s, %acc[%i] : memref<64xf32, #tile.scope<fragment>>
+      }
+    }
+    tile.copy %acc to %Y[%c0] : memref<64xf32, #tile.scope<fragment>> to memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// The TMA form's stages (aligned for TMA) and the dynamic shared memory's
+// rounding take more than the chip has: only that variant is declined, with
+// a remark, and the cp.async one is built.
+// CHECK-LABEL: gpu.func @big_kernel(
+// CHECK-NOT: _kernel_ws_tma
+// CHECK: gpu.func @big_kernel_ws(
+func.func @big(%X: memref<?x?xf32>, %Y: memref<?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c56 = arith.constant 56 : index
+  %N = memref.dim %X, %c1 : memref<?x?xf32>
+  %nk = arith.ceildivui %N, %c56 : index
+  // expected-remark @below {{no TMA-producer variant: it needs 232480 bytes of shared memory (stages aligned for TMA), more than the 232432 sm_90a allows}}
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %Xs = tile.alloc : memref<16x56xf32, #tile.scope<shared>>
+    %Xf = tile.alloc : memref<16x56xf32, #tile.scope<fragment>>
+    %big = tile.alloc : memref<56000xf32, #tile.scope<shared>>
+    %part = tile.alloc : memref<16xf32, #tile.scope<fragment>>
+    tile.clear %big : memref<56000xf32, #tile.scope<shared>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c56 : index
+      tile.copy %X[%c0, %k0] to %Xs : memref<?x?xf32> to memref<16x56xf32, #tile.scope<shared>>
+      tile.copy %Xs to %Xf : memref<16x56xf32, #tile.scope<shared>> to memref<16x56xf32, #tile.scope<fragment>>
+      tile.reduce sum %Xf into %part {dim = 1 : i64, clear} : memref<16x56xf32, #tile.scope<fragment>> into memref<16xf32, #tile.scope<fragment>>
+    }
+    tile.copy %big to %Y[%c0] : memref<56000xf32, #tile.scope<shared>> to memref<?xf32>
+  }
+  return
+}

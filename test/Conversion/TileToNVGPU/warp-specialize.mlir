@@ -160,3 +160,37 @@ func.func @nested(%A: memref<?x?xf16>, %C: memref<?x?xf16> {tile.output}, %n: in
   }
   return
 }
+
+// -----
+
+// The loop's copies read a tensor the kernel writes before the loop: the
+// producer, which starts at once, could read it before it is written. No
+// variant, with a remark.
+// CHECK-LABEL: gpu.func @raw_kernel(
+// CHECK-NOT: _kernel_ws
+func.func @raw(%X: memref<?x?xf32>, %T: memref<?x?xf32> {tile.output}, %Y: memref<?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %N = memref.dim %X, %c1 : memref<?x?xf32>
+  %nk = arith.ceildivui %N, %c64 : index
+  // expected-remark @below {{no warp-specialized variant: a pipelined copy reads a tensor that the kernel writes before the loop}}
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %Xs = tile.alloc : memref<64x64xf32, #tile.scope<shared>>
+    %Ts = tile.alloc : memref<64x64xf32, #tile.scope<shared>>
+    %Xf = tile.alloc : memref<64x64xf32, #tile.scope<fragment>>
+    %part = tile.alloc : memref<64xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] to %Xf : memref<?x?xf32> to memref<64x64xf32, #tile.scope<fragment>>
+    tile.copy %Xf to %T[%c0, %c0] : memref<64x64xf32, #tile.scope<fragment>> to memref<?x?xf32>
+    tile.clear %part : memref<64xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c64 : index
+      tile.copy %T[%c0, %k0] to %Ts : memref<?x?xf32> to memref<64x64xf32, #tile.scope<shared>>
+      tile.copy %Ts to %Xf : memref<64x64xf32, #tile.scope<shared>> to memref<64x64xf32, #tile.scope<fragment>>
+      tile.reduce sum %Xf into %part {dim = 1 : i64} : memref<64x64xf32, #tile.scope<fragment>> into memref<64xf32, #tile.scope<fragment>>
+    }
+    tile.copy %part to %Y[%c0] : memref<64xf32, #tile.scope<fragment>> to memref<?xf32>
+  }
+  return
+}
