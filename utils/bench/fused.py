@@ -54,9 +54,10 @@ def epilogue_128x256(text):
     return text
 
 
-def compile_fused(tilec, out, chip="sm_90a", only=""):
+def compile_fused(tilec, out, chip="sm_90a", only="", extra=()):
     """Compiles the attention variants and examples/gemm_epilogue.mlir (f16,
-    bf16) for `chip` into OUT, with OUT/fused.json describing them."""
+    bf16) for `chip` into OUT, with OUT/fused.json describing them; `extra`:
+    more tilec arguments (e.g. a --pass-pipeline to compare options)."""
     os.makedirs(out, exist_ok=True)
     template = open(os.path.join(ROOT, FA_TEMPLATE)).read()
     epilogue = open(os.path.join(ROOT, "examples/gemm_epilogue.mlir")).read()
@@ -88,14 +89,15 @@ def compile_fused(tilec, out, chip="sm_90a", only=""):
             f.write(text)
         bundle = os.path.join(out, name + ".tileb")
         r = subprocess.run([tilec, src, "--target=cuda", f"--chip={chip}",
-                            "-o", bundle], capture_output=True, text=True)
+                            *extra, "-o", bundle], capture_output=True,
+                           text=True)
         if r.returncode != 0:
             print(f"{name}: tilec failed:\n{r.stderr}", file=sys.stderr)
             continue
         # Resource usage of the generic kernel (ptxas -v on its PTX).
         ptx = os.path.join(out, name + ".ptx")
         subprocess.run([tilec, src, "--target=cuda", f"--chip={chip}",
-                        "--emit=ptx", "-o", ptx], check=True)
+                        *extra, "--emit=ptx", "-o", ptx], check=True)
         ptxas = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
         v = subprocess.run([ptxas, f"-arch={chip}", "-v", ptx, "-o",
                             os.devnull], capture_output=True, text=True)

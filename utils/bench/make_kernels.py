@@ -204,13 +204,16 @@ def main():
                     help="the sm_90a benchmark kernels (gemm.py --hopper)")
     ap.add_argument("--fused", action="store_true",
                     help="the attention / GEMM-epilogue benchmark kernels")
+    ap.add_argument("--tilec-arg", action="append", default=[],
+                    help="--fused: one more tilec argument (repeatable), "
+                    "e.g. --tilec-arg=--pass-pipeline=...")
     args = ap.parse_args()
     if args.fused:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import fused
         fused.compile_fused(args.tilec,
                             args.out or os.path.join(root, ".hopper/fused"),
-                            only=args.only)
+                            only=args.only, extra=args.tilec_arg)
         return
     if args.hopper:
         make_hopper(root, args.tilec,

@@ -100,7 +100,13 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
            "sm_90a: also build NAME_kernel_ws_tma, the warp-specialized form "
            "whose producer is one thread issuing TMA loads (one tensor map "
            "per pipelined copy, extra parameters), when every pipelined copy "
-           "can be one; the runtime tries it before NAME_kernel_ws">
+           "can be one; the runtime tries it before NAME_kernel_ws">,
+    Option<"wsPersistent", "ws-persistent", "bool", "true",
+           "Make the TMA-producer variant persistent when its block holds "
+           "a multiprocessor alone: min(#SMs, blocks) CTAs run the launch's "
+           "blocks in the order the producer thread claims them (an 8-byte "
+           "workspace), loading the next block's tiles during this one's "
+           "last iterations and epilogue">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

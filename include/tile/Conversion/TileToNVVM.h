@@ -57,6 +57,12 @@ struct TileToNVVMPipelineOptions
       llvm::cl::desc("convert-tile-to-nvgpu's ws-tma: also the "
                      "warp-specialized variant with a TMA producer"),
       llvm::cl::init(true)};
+  Option<bool> wsPersistent{
+      *this, "ws-persistent",
+      llvm::cl::desc("convert-tile-to-nvgpu's ws-persistent: a persistent "
+                     "TMA-producer variant (one CTA per SM running the "
+                     "launch's blocks as they are claimed)"),
+      llvm::cl::init(true)};
   Option<bool> sm90Gemm{
       *this, "sm90-gemm",
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "

@@ -672,15 +672,22 @@ FailureOr<int64_t> KernelLowering::run() {
   Operation *firstBodyOp = &func.getBody().front().front();
   if (requestWarpSpecialization) {
     specialized.emplace();
+    specialized->consumers = threads;
     if (requestTma && !planTmaProducer(whyNotSpecialized)) {
       declinedSpecialization = declinedTma = true;
       return failure();
     }
+    // Persistent: the TMA form (one producer thread schedules the blocks)
+    // when its block takes a multiprocessor's registers anyway.
+    auto [perThread, budget] = specialized->registerBudget();
+    specialized->persistent =
+        requestPersistent && specialized->tma && budget > perThread;
   }
   if (failed(createBuffers()))
     return failure();
   if (requestWarpSpecialization) {
     splitRoles(firstBodyOp);
+    lowerHeadCopies();
     // The mbarriers are static shared memory next to the dynamic buffers.
     sharedSlack += specialized->barrierBytes;
   }

@@ -132,6 +132,9 @@ struct GPUTargetInfo {
   /// Also build the variant whose producer issues TMA loads (TmaCopy.cpp),
   /// launched before the cp.async one when the runtime can encode its maps.
   bool warpSpecializeTma = true;
+  /// Make those variants persistent when they hold a multiprocessor alone
+  /// (PersistentTiles.cpp): one CTA per SM loops over the launch's blocks.
+  bool warpSpecializePersistent = true;
 };
 
 /// A software pipeline's global -> shared copy issued as TMA loads by the
@@ -188,6 +191,32 @@ struct WarpSpecializedKernel {
   /// One full/empty mbarrier group per (loop, producer copy): stages each.
   llvm::DenseMap<Operation *, std::pair<Value, Value>> barriers;
   int64_t barrierBytes = 0; // static shared memory of the mbarriers
+  /// The TMA form's head copies (collectHeadCopies): global -> shared
+  /// copies before the first pipelined loop into buffers nothing else
+  /// writes, which the producer also issues (one stage each), in order.
+  SmallVector<Operation *> headCopies;
+  /// The persistent form (PersistentTiles.cpp; the TMA form of a block
+  /// that holds a multiprocessor alone): each pipelined loop keeps its next
+  /// (slot, phase) in a per-thread memref<2xindex>, so that stages and
+  /// parities continue from one block to the next, and the producer thread
+  /// hands the consumers each block's index through `tileSlots` (two
+  /// slots, full/empty mbarrier pairs).
+  bool persistent = false;
+  Value tileFull, tileEmpty, tileSlots;
+
+  /// Registers per thread at launch (65536 / threads, rounded down to 8)
+  /// and the consumers' after setmaxnreg (the producer giving most of its
+  /// share to them); setmaxnreg is used when the second is larger, and the
+  /// block then holds a multiprocessor alone.
+  std::pair<int64_t, int64_t> registerBudget() const {
+    int64_t total = consumers + kProducerThreads;
+    int64_t perThread = std::min<int64_t>(256, 65536 / total / 8 * 8);
+    int64_t producerRegs = tma ? kTmaProducerRegisters : kProducerRegisters;
+    int64_t budget = std::min<int64_t>(
+        240, (perThread * total - kProducerThreads * producerRegs) /
+                 consumers / 8 * 8);
+    return {perThread, budget};
+  }
 };
 
 /// A rotation of a warp-specialized loop's last wgmma gemm G2 into the next
@@ -237,6 +266,15 @@ public:
   std::optional<WarpSpecializedKernel> specialized;
   bool declinedSpecialization = false;
   std::string whyNotSpecialized;
+  /// With requestWarpSpecialization: prepare the form for makePersistent.
+  bool requestPersistent = false;
+
+  /// After run(), when `specialized->persistent`: turns the kernel into a
+  /// persistent one (PersistentTiles.cpp) whose CTAs loop over `launch`'s
+  /// blocks (`args` maps the host kernel's arguments to the gpu.func's),
+  /// taking a workspace parameter after the maps. Fails (diagnosed) only
+  /// when the launch's grid cannot be recomputed in the kernel.
+  LogicalResult makePersistent(LaunchOp launch, IRMapping &args);
 
   /// Lowers every tile op of the function body. Returns the dynamic shared
   /// memory bytes the kernel uses.
@@ -363,6 +401,13 @@ private:
   /// parameters appended to the function; false with `whyNot` set.
   bool planTmaProducer(std::string &whyNot);
   void splitRoles(Operation *firstBodyOp);
+  /// The copies the TMA producer may take from the consumers (see
+  /// WarpSpecializedKernel::headCopies), in program order.
+  SmallVector<Operation *> collectHeadCopies();
+  /// Replaces each head copy by the consumers' wait for it (and their
+  /// release after the buffer's last top-level reader), and appends its
+  /// TMA issue to the producer (after splitRoles, before the pipelines).
+  void lowerHeadCopies();
   LogicalResult lowerPipelinedSpecialized(PipelinedOp op);
   std::optional<GemmRotation> planGemmRotation(PipelinedOp op,
                                                const PipelinePlan &plan);

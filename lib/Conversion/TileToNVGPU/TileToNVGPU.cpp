@@ -35,7 +35,13 @@ struct Outlined {
   int64_t sharedBytes = 0;
   int64_t threads = 0;
   SmallVector<TmaDescAttr> maps; // the TMA producer's (extra parameters)
+  bool persistent = false;       // CTAs loop over the blocks (grid "sms")
 };
+
+/// The persistent form's block indices and claim counter are 32-bit: the
+/// runtime launches it only for grids of at most this many blocks (room
+/// left for one claim per CTA past the end).
+static constexpr int64_t kMaxPersistentBlocks = (int64_t(1) << 31) - (1 << 20);
 
 /// Which form of a kernel outline() builds.
 enum class KernelForm {
@@ -99,6 +105,8 @@ outline(ModuleOp module, func::FuncOp kernel,
   lowering.remarks = remarks && form != KernelForm::specializedTma;
   lowering.requestWarpSpecialization = warpSpecialize;
   lowering.requestTma = form == KernelForm::specializedTma;
+  lowering.requestPersistent =
+      warpSpecialize && target.warpSpecializePersistent;
   // A kernel with sm_90a variants (tile-warp-specialize) has the Hopper
   // path: its generic kernel is a fallback and makes no wgmma remarks.
   if (auto info = module->getAttrOfType<KernelInfoAttr>(
@@ -131,10 +139,15 @@ outline(ModuleOp module, func::FuncOp kernel,
   if (leftover.wasInterrupted())
     return failure();
   int64_t blockThreads = threads;
-  if (lowering.specialized)
+  bool persistent = false;
+  if (lowering.specialized) {
     blockThreads += nvgpu_lowering::WarpSpecializedKernel::kProducerThreads;
+    persistent = lowering.specialized->persistent;
+    if (persistent && failed(lowering.makePersistent(launch, mapping)))
+      return failure();
+  }
   return std::optional<Outlined>(
-      Outlined{fnName, *shared, blockThreads, lowering.tmaMaps});
+      Outlined{fnName, *shared, blockThreads, lowering.tmaMaps, persistent});
 }
 
 LogicalResult nvgpu_lowering::outlineAndLowerKernels(
@@ -176,11 +189,13 @@ LogicalResult nvgpu_lowering::outlineAndLowerKernels(
         variants.push_back(KernelVariantAttr::get(
             module.getContext(), b.getStringAttr("sm90_tma_wgmma"),
             b.getStringAttr(target.chip), b.getStringAttr((*ws)->name),
-            {(*ws)->threads, 1, 1}, (*ws)->sharedBytes, VariantGrid::launch,
-            /*maxTiles=*/0,
+            {(*ws)->threads, 1, 1}, (*ws)->sharedBytes,
+            (*ws)->persistent ? VariantGrid::sms : VariantGrid::launch,
+            // The persistent form counts claimed blocks in 32 bits.
+            /*maxTiles=*/(*ws)->persistent ? kMaxPersistentBlocks : 0,
             b.getStringAttr(tma ? "warp_specialized_tma" : "warp_specialized"),
             (*ws)->maps, /*splitK=*/ArrayRef<int64_t>{},
-            /*workspaceBytes=*/0));
+            /*workspaceBytes=*/(*ws)->persistent ? 8 : 0));
       }
     }
     kernel.erase();
@@ -203,6 +218,7 @@ struct ConvertTileToNVGPUPass
     target.warpSpecialize = warpSpecialize && chip == "sm_90a";
     target.warpSpecializePingPong = wsPingPong;
     target.warpSpecializeTma = wsTma;
+    target.warpSpecializePersistent = wsPersistent;
     if (failed(nvgpu_lowering::outlineAndLowerKernels(getOperation(), target,
                                                       remarks)))
       signalPassFailure();

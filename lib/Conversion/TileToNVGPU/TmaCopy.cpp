@@ -172,6 +172,17 @@ bool KernelLowering::planTmaProducer(std::string &whyNot) {
     }
     plans.push_back(*plan);
   }
+  // Copies before the loops (e.g. FlashAttention's Q tile) that TMA can
+  // make are the producer's too; the others stay with the consumers.
+  for (Operation *h : collectHeadCopies()) {
+    std::string why;
+    if (std::optional<TmaCopyPlan> plan =
+            planTmaCopy(cast<CopyOp>(h), func, why)) {
+      copies.push_back(h);
+      plans.push_back(*plan);
+      ws.headCopies.push_back(h);
+    }
+  }
   // The maps follow the kernel's parameters (the runtime appends them).
   for (auto [p, plan] : llvm::zip(copies, plans)) {
     unsigned at = func.getNumArguments();

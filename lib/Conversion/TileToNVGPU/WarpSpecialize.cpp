@@ -96,6 +96,16 @@ static Value recompute(OpBuilder &b, Value v, Block *consumerBlock,
   return c->getResult(cast<OpResult>(v).getResultNumber());
 }
 
+/// Whether `user` or an op nested in it has `v` as an operand.
+static bool usesValue(Operation *user, Value v) {
+  return user
+      ->walk([&](Operation *x) {
+        return llvm::is_contained(x->getOperands(), v) ? WalkResult::interrupt()
+                                                       : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
   if (smVersion(chip) != 90 || !StringRef(chip).ends_with("a")) {
     whyNot = "needs sm_90a (setmaxnreg)";
@@ -201,6 +211,37 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
       ws.barrierBytes += 2 * 8 * stages;
     }
   }
+  // The head copies: one stage each.
+  for (Operation *h : ws.headCopies) {
+    auto type =
+        ::mlir::nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), 1);
+    Value full = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+    Value empty = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+    ::mlir::nvgpu::MBarrierInitOp::create(b, loc, full, cst(1), cst(0), first);
+    ::mlir::nvgpu::MBarrierInitOp::create(b, loc, empty, cst(threads), cst(0),
+                                          first);
+    ws.barriers[h] = {full, empty};
+    ws.barrierBytes += 2 * 8;
+  }
+  // The persistent form's tile scheduler (PersistentTiles.cpp): two
+  // slots for the next block's index, the producer thread filling them.
+  if (ws.persistent) {
+    auto type =
+        ::mlir::nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), 2);
+    ws.tileFull = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+    ws.tileEmpty = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+    for (int64_t s = 0; s < 2; ++s) {
+      ::mlir::nvgpu::MBarrierInitOp::create(b, loc, ws.tileFull, cst(1),
+                                            cst(s), first);
+      ::mlir::nvgpu::MBarrierInitOp::create(b, loc, ws.tileEmpty,
+                                            cst(threads), cst(s), first);
+    }
+    ws.tileSlots = func.addWorkgroupAttribution(
+        MemRefType::get({2}, b.getI32Type(), AffineMap(),
+                        workgroupSpace(ctx)),
+        loc);
+    ws.barrierBytes += 4 * 8 + 2 * 4;
+  }
   // TMA completes the full barriers through the async proxy: the
   // initialization is made visible to it first (a kernel with wgmma also
   // gets this fence before every barrier, Lowering.cpp).
@@ -225,14 +266,133 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
   ws.producerTid = arith::SubIOp::create(b, loc, tid, cst(threads));
 }
 
-/// Whether `user` or an op nested in it has `v` as an operand.
-static bool usesValue(Operation *user, Value v) {
-  return user
-      ->walk([&](Operation *x) {
-        return llvm::is_contained(x->getOperands(), v) ? WalkResult::interrupt()
-                                                       : WalkResult::advance();
-      })
-      .wasInterrupted();
+SmallVector<Operation *> KernelLowering::collectHeadCopies() {
+  SmallVector<Operation *> heads;
+  Block &entry = func.getBody().front();
+  for (Operation &op : entry) {
+    if (auto loop = dyn_cast<PipelinedOp>(op); loop && pipelines.count(loop))
+      break;
+    auto copy = dyn_cast<CopyOp>(op);
+    if (!copy || !isGlobalType(copy.getSource().getType()))
+      continue;
+    Value target = copy.getTarget(), source = copy.getSource();
+    if (multiBuffered.count(target))
+      continue;
+    // The buffer is only read after it (a gemm operand, a copy's source),
+    // so the consumers release it after its last reader.
+    bool readOnly = llvm::all_of(target.getUsers(), [&](Operation *user) {
+      if (user == copy.getOperation() || isa<AllocOp>(user))
+        return true;
+      if (auto g = dyn_cast<GemmOp>(user))
+        return g.getC() != target;
+      if (auto c = dyn_cast<CopyOp>(user))
+        return c.getTarget() != target;
+      return false;
+    });
+    // The producer issues it at once: nothing in the kernel writes the
+    // tensor it reads.
+    bool sourceRead = llvm::all_of(source.getUsers(), [&](Operation *user) {
+      if (isa<memref::DimOp>(user))
+        return true;
+      auto c = dyn_cast<CopyOp>(user);
+      return c && c.getSource() == source;
+    });
+    bool recomputable =
+        llvm::all_of(copy.getSourceIndices(),
+                     [&](Value v) { return isRecomputable(v, entry); });
+    if (readOnly && sourceRead && recomputable)
+      heads.push_back(copy);
+  }
+  return heads;
+}
+
+void KernelLowering::lowerHeadCopies() {
+  WS &ws = *specialized;
+  if (ws.headCopies.empty())
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  Location funcLoc = func.getLoc();
+  Value ticks;
+  // Per head copy, the phase of its one stage, per thread (it flips once
+  // per use, i.e. once per block in the persistent form).
+  llvm::DenseMap<Operation *, Value> phases;
+  {
+    b.setInsertionPointToStart(&func.getBody().front());
+    loc = funcLoc;
+    for (Operation *h : ws.headCopies) {
+      Value counter = memref::AllocaOp::create(
+          b, loc, MemRefType::get({1}, b.getIndexType()));
+      memref::StoreOp::create(b, loc, cst(0), counter, ValueRange{cst(0)});
+      phases[h] = counter;
+    }
+  }
+  auto readPhase = [&](Value counter) {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        memref::LoadOp::create(b, loc, counter, ValueRange{cst(0)}), cst(0));
+  };
+  auto flipPhase = [&](Value counter, Value phase) {
+    memref::StoreOp::create(b, loc,
+                            arith::SelectOp::create(b, loc, phase, cst(0),
+                                                    cst(1)),
+                            counter, ValueRange{cst(0)});
+  };
+  // The producer's thread 0 issues them first, before the pipelines'
+  // loads (lowerPipelinedSpecialized appends those after).
+  b.setInsertionPoint(ws.producerBlock->getTerminator());
+  loc = funcLoc;
+  Value issuer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       ws.producerTid, cst(0));
+  auto ifOp = scf::IfOp::create(b, loc, issuer, /*withElse=*/false);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  ticks = cst(10000000);
+  IRMapping mapping;
+  for (Operation *h : ws.headCopies) {
+    loc = h->getLoc();
+    auto copy = cast<CopyOp>(h);
+    auto [full, empty] = ws.barriers[h];
+    const TmaCopyPlan &tma = ws.tmaCopies[h];
+    Value phase = readPhase(phases[h]);
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+    ::mlir::nvgpu::MBarrierTryWaitParityOp::create(
+        b, loc, empty, arith::XOrIOp::create(b, loc, phase, one), ticks,
+        cst(0));
+    ::mlir::nvgpu::MBarrierArriveExpectTxOp::create(
+        b, loc, full, cst(tma.bytes), cst(0), /*predicate=*/Value{});
+    Value address = arith::AddIOp::create(
+        b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem),
+        cst(buffers[copy.getTarget()].sharedOffset));
+    Value mbar = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+        ::mlir::nvgpu::MBarrierGetOp::create(b, loc, b.getI32Type(), full,
+                                             cst(0))
+            .getResult());
+    SmallVector<Value> start;
+    for (Value v : copy.getSourceIndices())
+      start.push_back(recompute(b, v, ws.consumerBlock, mapping));
+    emitTmaLoads(b, loc, tma, start, address, mbar);
+    flipPhase(phases[h], phase);
+  }
+  // The consumers wait where the copy was and release the buffer after
+  // its last reader at the top level (e.g. the loop whose gemms read it).
+  for (Operation *h : ws.headCopies) {
+    loc = h->getLoc();
+    Value target = cast<CopyOp>(h).getTarget();
+    auto [full, empty] = ws.barriers[h];
+    b.setInsertionPoint(h);
+    Value phase = readPhase(phases[h]);
+    ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, phase,
+                                                   cst(10000000), cst(0));
+    Operation *last = h;
+    for (Operation &op : llvm::make_range(std::next(h->getIterator()),
+                                          ws.consumerBlock->end()))
+      if (usesValue(&op, target))
+        last = &op;
+    b.setInsertionPointAfter(last);
+    ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, empty, cst(0));
+    flipPhase(phases[h], phase);
+    h->erase();
+  }
 }
 
 std::optional<GemmRotation>
@@ -303,15 +463,42 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   int64_t D = plan.distance;
   loc = op.getLoc();
   Block &body = op.getBodyBlock();
+  // Persistent form: where the loop's (slot, phase) carry over from one
+  // tile to the next, per thread (LLVM keeps it in registers).
+  Value counters;
+  if (ws.persistent) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&func.getBody().front());
+    counters = memref::AllocaOp::create(
+        b, loc, MemRefType::get({2}, b.getIndexType()));
+    memref::StoreOp::create(b, loc, cst(0), counters, ValueRange{cst(0)});
+    memref::StoreOp::create(b, loc, cst(0), counters, ValueRange{cst(1)});
+  }
   // A loop over [0, n) carrying the stage (slot) and its phase bit; `fn`
   // fills the body before the yield.
   auto stageLoop = [&](Value n,
                        function_ref<void(Value i, Value slot, Value phase)> fn)
       -> scf::ForOp {
     Value zero = cst(0);
+    Value slot0 = zero;
     Value phase0 = arith::ConstantIntOp::create(b, loc, 0, 1);
+    if (counters) {
+      slot0 = memref::LoadOp::create(b, loc, counters, ValueRange{cst(0)});
+      phase0 = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          memref::LoadOp::create(b, loc, counters, ValueRange{cst(1)}), zero);
+    }
     auto loop = scf::ForOp::create(b, loc, zero, n, cst(1),
-                                   ValueRange{zero, phase0});
+                                   ValueRange{slot0, phase0});
+    if (counters) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointAfter(loop);
+      memref::StoreOp::create(b, loc, loop.getResult(0), counters,
+                              ValueRange{cst(0)});
+      Value phase = arith::SelectOp::create(b, loc, loop.getResult(1), cst(1),
+                                            cst(0));
+      memref::StoreOp::create(b, loc, phase, counters, ValueRange{cst(1)});
+    }
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value slot = loop.getRegionIterArgs()[0];
@@ -442,9 +629,18 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
     fn();
   };
   if (turns) {
-    turnWg = arith::IndexCastUIOp::create(
-        b, loc, b.getI32Type(),
-        arith::DivUIOp::create(b, loc, tid, cst(128)));
+    // Broadcast from lane 0: ptxas then knows the warpgroup index is
+    // uniform in the warp, so the branches on it below do not make the
+    // values that flow through them divergent (in the persistent form, the
+    // pipelines' stage counters: their descriptor arithmetic would leave
+    // the uniform datapath).
+    turnWg = gpu::ShuffleOp::create(
+                 b, loc,
+                 arith::IndexCastUIOp::create(
+                     b, loc, b.getI32Type(),
+                     arith::DivUIOp::create(b, loc, tid, cst(128))),
+                 i32(0), i32(waveSize), gpu::ShuffleMode::IDX)
+                 .getShuffleResult();
     turnMine = arith::AddIOp::create(b, loc, turnWg, i32(2));
     turnOther = arith::SubIOp::create(b, loc, i32(3), turnWg);
     turnCount = i32(256);
@@ -632,16 +828,10 @@ void KernelLowering::finishWarpSpecialization() {
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   }
-  // Registers: the block's allocation is 65536 / threads per thread
-  // (rounded down to 8); the producer gives most of its share to the
-  // consumers when that raises their count.
   int64_t total = ws.consumers + WS::kProducerThreads;
-  int64_t perThread = std::min<int64_t>(256, 65536 / total / 8 * 8);
   int64_t producerRegs =
       ws.tma ? WS::kTmaProducerRegisters : WS::kProducerRegisters;
-  int64_t budget = std::min<int64_t>(
-      240, (perThread * total - WS::kProducerThreads * producerRegs) /
-               ws.consumers / 8 * 8);
+  auto [perThread, budget] = ws.registerBudget();
   if (budget > perThread) {
     auto set = [&](Block *block, int64_t regs,
                    NVVM::SetMaxRegisterAction act) {

@@ -69,7 +69,7 @@ void mlir::tile::buildTileToNVVMPipeline(
   pm.addPass(createConvertTileToNVGPU(
       ConvertTileToNVGPUOptions{opts.chip, opts.remarks,
                                 /*warpSpecialize=*/true, opts.wsPingPong,
-                                opts.wsTma}));
+                                opts.wsTma, opts.wsPersistent}));
   if (sm90)
     pm.addPass(createTileSM90MergeModules());
   pm.addPass(createCanonicalizerPass());

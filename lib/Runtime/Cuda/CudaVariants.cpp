@@ -386,7 +386,7 @@ CUdeviceptr VariantLauncher::workspace(CUstream stream, size_t bytes,
     }
     if (r != kSuccess) {
       why = "cannot allocate the " + str(int64_t(size)) +
-            "-byte split-K workspace: " + errorText(r);
+            "-byte workspace: " + errorText(r);
       return 0;
     }
     // Zeroed before any launch on any stream can read it (cuMemsetD8 is
@@ -396,7 +396,7 @@ CUdeviceptr VariantLauncher::workspace(CUstream stream, size_t bytes,
       r = a.cuCtxSynchronize();
     if (r != kSuccess) {
       a.cuMemFree(p);
-      why = "cannot zero the split-K workspace: " + errorText(r);
+      why = "cannot zero the workspace: " + errorText(r);
       return 0;
     }
     w.ptr = p;

@@ -9,7 +9,8 @@
 // consumer warpgroups take turns (named barriers 2 + g, 3 - g) at issuing
 // the pair.
 // CHECK-LABEL: gpu.func @attention_kernel_ws(
-// CHECK: %[[WG:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[WG0:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[WG:.*]], %{{.*}} = gpu.shuffle idx %[[WG0]], %c0_i32, %c32_i32 : i32
 // CHECK: %[[MINE:.*]] = arith.addi %[[WG]], %c2_i32
 // CHECK: %[[OTHER:.*]] = arith.subi %c3_i32, %[[WG]]
 // CHECK: nvvm.barrier.arrive id = %c2_i32 number_of_threads = %c256_i32

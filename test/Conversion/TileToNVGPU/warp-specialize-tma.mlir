@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a remarks=true" --canonicalize --cse -verify-diagnostics | FileCheck %s
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a remarks=true ws-persistent=false" --canonicalize --cse -verify-diagnostics | FileCheck %s
 // RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts=wgmma=true --convert-tile-to-nvgpu="chip=sm_90a ws-tma=false" | FileCheck %s --check-prefix=OFF
 
 // The TMA producer (TmaCopy.cpp): NAME_kernel_ws_tma is recorded before

@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_90a remarks=true ws-tma=false" --canonicalize --cse -verify-diagnostics | FileCheck %s
+// RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_90a remarks=true ws-tma=false ws-persistent=false" --canonicalize --cse -verify-diagnostics | FileCheck %s
 // RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_90a warp-specialize=false" | FileCheck %s --check-prefix=OFF
 // RUN: tile-opt %s -split-input-file --tile-attach-metadata=target=cuda --tile-infer-layouts --convert-tile-to-nvgpu="chip=sm_80" | FileCheck %s --check-prefix=OFF
 
