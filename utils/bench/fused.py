@@ -25,7 +25,8 @@ FA_TEMPLATE = "test/E2E/kernels/flash_attention.mlir.in"
 # operand stays in registers). Not tuned for one shape: the benchmark
 # reports all of them.
 FA_TILES = [(64, 64, 128, 2), (64, 64, 128, 3), (128, 64, 256, 2),
-            (128, 32, 256, 2), (128, 64, 256, 3), (128, 128, 256, 2)]
+            (128, 32, 256, 2), (128, 64, 256, 3), (128, 128, 256, 2),
+            (192, 128, 384, 2)]
 FA_HEAD_DIMS = [64, 128]
 DTYPES = ["f16", "bf16"]
 
