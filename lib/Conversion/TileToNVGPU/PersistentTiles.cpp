@@ -257,15 +257,20 @@ LogicalResult KernelLowering::makePersistent(LaunchOp launch,
         });
     // Out of blocks: the last CTA to get here (all claims made: each CTA
     // counts itself after its last one) zeroes the counters.
+    // Fences, not the atomic's ordering: NVPTX emits every atomicrmw as a
+    // relaxed atom. (This CTA's claims happen before its count; the
+    // last count's reader sees every CTA's claims before it resets.)
     b.setInsertionPointAfter(loop);
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
     Value before = LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add,
                                              done, i32(1),
-                                             LLVM::AtomicOrdering::acq_rel);
+                                             LLVM::AtomicOrdering::monotonic);
     Value last = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq, toIndex(before),
         arith::SubIOp::create(b, loc, ctas, cst(1)));
     auto reset = scf::IfOp::create(b, loc, last, /*withElse=*/false);
     b.setInsertionPoint(reset.thenBlock()->getTerminator());
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
     LLVM::StoreOp::create(b, loc, i32(0), claimed);
     LLVM::StoreOp::create(b, loc, i32(0), done);
   }

@@ -311,8 +311,16 @@ LogicalResult KernelLowering::lowerReduce(ReduceOp op) {
                     ? "the source has more than 256 registers per thread"
                     : "a register's target element differs between threads "
                       "in too many ways");
-      Value partial = memref::AllocaOp::create(
-          b, loc, MemRefType::get({tn}, wide));
+      // At the kernel's entry: an alloca in a loop (a pipelined body, the
+      // persistent form's loop over blocks) would grow the stack each
+      // time round.
+      Value partial;
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(&func.getBody().front());
+        partial = memref::AllocaOp::create(b, loc,
+                                           MemRefType::get({tn}, wide));
+      }
       for (int64_t o = 0; o < tn; ++o)
         memref::StoreOp::create(b, loc, ident, partial, ValueRange{cst(o)});
       forEachOwnedRegister(*sb, [&](Value r, ArrayRef<Value> idx) {

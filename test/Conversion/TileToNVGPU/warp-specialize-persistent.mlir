@@ -32,7 +32,10 @@
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPK]]
 // CHECK: llvm.atomicrmw add %[[WS]], %c1_i32 monotonic
 // CHECK: memref.store %{{.*}}, %[[SLOTS]]
-// CHECK: %[[DONE:.*]] = llvm.atomicrmw add %{{.*}}, %c1_i32 acq_rel
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: llvm.atomicrmw add %{{.*}}, %c1_i32 monotonic
+// CHECK: scf.if
+// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.store %c0_i32, %[[WS]]
 // CHECK-LABEL: gpu.func @attn_kernel_ws(
 // CHECK-NOT: scf.while
