@@ -45,6 +45,7 @@ struct MockState {
   int64_t pack_params[6];
   uint64_t fail_alloc_over;
   int pack_copies;
+  int capturing;
 };
 
 inline json cudaAddMeta(const char *chip = "sm_90a") {

@@ -258,6 +258,21 @@ TEST(SplitKMock, LaunchGridAndWorkspace) {
     EXPECT_STREQ(mock->last_function, "add_kernel");
     EXPECT_EQ(mock->grid[1], 1u);
   }
+  // A stream capturing a graph: no workspace variant (a graph would keep
+  // the stream's workspace, and capture allows no allocation); nothing
+  // allocated or synchronized for it.
+  {
+    const int allocsC = mock->allocs, syncsC = mock->ctx_syncs;
+    mock->capturing = 1;
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, reinterpret_cast<void *>(0x99),
+                                 nullptr),
+              TILE_STATUS_OK);
+    mock->capturing = 0;
+    EXPECT_STREQ(mock->last_function, "add_kernel");
+    EXPECT_EQ(mock->allocs, allocsC);
+    EXPECT_EQ(mock->ctx_syncs, syncsC);
+    EXPECT_EQ(c[999], 3.0f);
+  }
   // More tiles than max_tiles: not split-K.
   DevTensor a2({64 * 67}, 1.0f), b2({64 * 67}, 2.0f), c2({64 * 67});
   tile_arg big[3] = {tile_arg_tensor(a2.dl()), tile_arg_tensor(b2.dl()),

@@ -395,6 +395,16 @@ private:
                    name_.c_str(), why.c_str());
   }
 
+  /// Whether `stream` is capturing a CUDA graph (false when the driver
+  /// cannot tell).
+  bool capturing(void *stream) const {
+    int status = 0;
+    return drv_->api.cuStreamIsCapturing &&
+           drv_->api.cuStreamIsCapturing(static_cast<CUstream>(stream),
+                                         &status) == kSuccess &&
+           status != 0;
+  }
+
   /// Launches the variant when its tensor maps can be made for `args`:
   /// true with `st` set; false to try the next variant (then entry.kernel)
   /// instead. kp holds the
@@ -418,6 +428,19 @@ private:
       kp[params_.size() + i] = &maps[i];
     const VariantSpec &s = vl.spec();
     CUdeviceptr workspace = 0;
+    if (s.takesWorkspace() && capturing(stream)) {
+      // A graph would keep this stream's workspace (its counters shared
+      // with every replay, on any stream), and allocating one is not
+      // allowed while capturing: the next variant (or entry.kernel).
+      const char *v = std::getenv("TILE_CUDA_VERBOSE");
+      if (v && *v)
+        std::fprintf(stderr,
+                     "tile: kernel '%s': not launching %s: the stream is "
+                     "capturing a graph and the variant takes a per-stream "
+                     "workspace\n",
+                     name_.c_str(), s.kernel.c_str());
+      return false;
+    }
     if (s.takesWorkspace()) {
       workspace = vl.workspace(static_cast<CUstream>(stream),
                                vl.workspaceBytes(gx * gy * gz, slices), why);

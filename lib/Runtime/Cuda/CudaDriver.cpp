@@ -98,6 +98,8 @@ tile_status load(Driver *&out) {
   sym(a.cuEventElapsedTime, "cuEventElapsedTime");
   // Optional entry points: absent on older drivers, not an error.
   a.cuTensorMapEncodeTiled = ::dlsym(h, "cuTensorMapEncodeTiled");
+  a.cuStreamIsCapturing = reinterpret_cast<decltype(a.cuStreamIsCapturing)>(
+      ::dlsym(h, "cuStreamIsCapturing"));
   if (!missing.empty()) {
     ::dlclose(h);
     delete d;

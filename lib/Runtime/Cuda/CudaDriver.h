@@ -113,6 +113,9 @@ struct Api {
   // cuTensorMapEncodeTiled, typed as CudaTensorMap.h's EncodeTiledFn (the
   // sm_90a TMA kernel variants, CudaVariants.cpp).
   void *cuTensorMapEncodeTiled;
+  // cuStreamIsCapturing (CUDA 10+; *status 0 = not capturing): variants
+  // with a per-stream workspace are not launched into a graph capture.
+  CUresult (*cuStreamIsCapturing)(CUstream, int *);
 };
 
 /// "CUDA_ERROR_INVALID_VALUE (invalid argument)", or "CUresult N" when the
