@@ -395,13 +395,15 @@ private:
                    name_.c_str(), why.c_str());
   }
 
-  /// Whether `stream` is capturing a CUDA graph (false when the driver
-  /// cannot tell).
+  /// Whether `stream` is (or may be) capturing a CUDA graph: an error
+  /// counts as capturing (e.g. the legacy stream while another stream
+  /// captures in global mode); false when the driver lacks the call.
   bool capturing(void *stream) const {
+    if (!drv_->api.cuStreamIsCapturing)
+      return false;
     int status = 0;
-    return drv_->api.cuStreamIsCapturing &&
-           drv_->api.cuStreamIsCapturing(static_cast<CUstream>(stream),
-                                         &status) == kSuccess &&
+    return drv_->api.cuStreamIsCapturing(static_cast<CUstream>(stream),
+                                         &status) != kSuccess ||
            status != 0;
   }
 
