@@ -106,7 +106,13 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
            "a multiprocessor alone: min(#SMs, blocks) CTAs run the launch's "
            "blocks in the order the producer thread claims them (an 8-byte "
            "workspace), loading the next block's tiles during this one's "
-           "last iterations and epilogue">
+           "last iterations and epilogue">,
+    Option<"wsDoubleHeads", "ws-double-heads", "bool", "true",
+           "In the persistent TMA form, give each head copy (a tile loaded "
+           "once per block before its pipelined loop, e.g. "
+           "FlashAttention's Q) two shared buffers when they fit, so that "
+           "the next block's tile and first pipeline stages load while "
+           "this block's loop still reads its own">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

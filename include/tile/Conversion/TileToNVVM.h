@@ -63,6 +63,11 @@ struct TileToNVVMPipelineOptions
                      "TMA-producer variant (one CTA per SM running the "
                      "launch's blocks as they are claimed)"),
       llvm::cl::init(true)};
+  Option<bool> wsDoubleHeads{
+      *this, "ws-double-heads",
+      llvm::cl::desc("convert-tile-to-nvgpu's ws-double-heads: two shared "
+                     "buffers per head copy in the persistent form"),
+      llvm::cl::init(true)};
   Option<bool> sm90Gemm{
       *this, "sm90-gemm",
       llvm::cl::desc("On sm_90a, also emit the TMA/wgmma warp-specialized "

@@ -197,10 +197,31 @@ private:
       return row * s.rowBytes + c;
     return (c / 128) * (s.rows * 128) + row * 128 + c % 128;
   }
+  Value i32c(int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                    b.getI32IntegerAttr(v));
+  }
+  /// The 14-bit start-address field (address / 16) of a shared address.
+  Value addressField(Value address) {
+    Value a32 = LLVM::TruncOp::create(b, loc, b.getI32Type(), address);
+    return LLVM::AndOp::create(
+        b, loc, LLVM::LShrOp::create(b, loc, a32, i32c(4)), i32c(0x3FFF));
+  }
   /// The descriptor of the 8-row groups starting at byte `offset` (plus
-  /// the warpgroup's `dynOffset`) of a shared operand.
-  Value descriptor(Value base, const SharedOperand &s, int64_t offset,
-                   Value dynOffset) {
+  /// the warpgroup's `dynField`, in 16-byte units) of a shared operand
+  /// whose address field is `baseField`.
+  ///
+  /// The arithmetic is 32-bit and one add per descriptor: a shared address
+  /// is below 256 KiB (228 KiB on sm_90), so the field of base + offset is
+  /// the base's field + offset / 16 with no carry out of its 14 bits, and
+  /// the leading-byte-offset field above it is added as a constant. The
+  /// upper word (stride, swizzle mode) is a constant. In 64 bits, as
+  /// before, each wgmma of FlashAttention's loop cost six uniform-datapath
+  /// instructions (add with carry, 64-bit shift, two masks, a move) of the
+  /// issue slots the softmax needs.
+  Value descriptor(Value baseField, const SharedOperand &s, int64_t offset,
+                   Value dynField) {
+    assert(offset % 16 == 0 && "wgmma operand offsets are 16-byte aligned");
     int64_t mode = s.swizzleBytes == 128 ? 1 : s.swizzleBytes == 64 ? 2 : 3;
     int64_t lbo, sbo;
     if (s.kMajor) {
@@ -210,14 +231,14 @@ private:
       lbo = s.rows * 128; // between 64-element panels
       sbo = 1024;         // between groups of 8 K rows
     }
-    int64_t fixed = ((lbo >> 4) & 0x3FFF) << 16 |
-                    (((sbo >> 4) & 0x3FFF) << 32) | (mode << 62);
-    Value addr = add(base, i64(offset));
-    if (dynOffset)
-      addr = add(addr, dynOffset);
-    Value field = LLVM::AndOp::create(
-        b, loc, LLVM::LShrOp::create(b, loc, addr, i64(4)), i64(0x3FFF));
-    return LLVM::OrOp::create(b, loc, field, i64(fixed));
+    int64_t fixedLo = ((lbo >> 4) & 0x3FFF) << 16;
+    int64_t fixedHi = ((sbo >> 4) & 0x3FFF) | (mode << 30);
+    Value lo = baseField;
+    if (dynField)
+      lo = LLVM::AddOp::create(b, loc, lo, dynField);
+    lo = LLVM::AddOp::create(b, loc, lo, i32c((offset >> 4) + fixedLo));
+    Value wide = LLVM::ZExtOp::create(b, loc, b.getI64Type(), lo);
+    return LLVM::OrOp::create(b, loc, wide, i64(fixedHi << 32));
   }
 
   KernelLowering &kl;
@@ -270,15 +291,15 @@ void WgmmaEmitter::emit() {
 
   // This thread's warpgroup: rows 64 * wg of C and of a shared A.
   Value wg = arith::DivUIOp::create(b, loc, kl.tid, kl.cst(128));
-  Value wg64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), wg);
-  Value aBase, bBase = addressOf(*bb);
-  Value aWgOffset;
+  Value wg32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), wg);
+  Value aBase, bBase = addressField(addressOf(*bb));
+  Value aWgField;
   if (as) {
-    aBase = addressOf(*ab);
+    aBase = addressField(addressOf(*ab));
     // K-major A: 64 rows further; M-major A: one 64-element panel further.
     int64_t perWg = as->kMajor ? byteOffset(*as, 64, 0, eltBytes)
                                : byteOffset(*as, 0, 64, eltBytes);
-    aWgOffset = LLVM::MulOp::create(b, loc, wg64, i64(perWg));
+    aWgField = LLVM::MulOp::create(b, loc, wg32, i32c(perWg >> 4));
   }
 
   // The accumulators of every N chunk and (fragment A) the packed A
@@ -344,7 +365,7 @@ void WgmmaEmitter::emit() {
       } else {
         int64_t off = as->kMajor ? byteOffset(*as, 0, k0, eltBytes)
                                  : byteOffset(*as, k0, 0, eltBytes);
-        operands.push_back(descriptor(aBase, *as, off, aWgOffset));
+        operands.push_back(descriptor(aBase, *as, off, aWgField));
         constraints += ",l";
         aText = "$" + std::to_string(next++);
       }

@@ -682,6 +682,12 @@ FailureOr<int64_t> KernelLowering::run() {
     auto [perThread, budget] = specialized->registerBudget();
     specialized->persistent =
         requestPersistent && specialized->tma && budget > perThread;
+    specialized->doubleHeads = specialized->persistent &&
+                               requestDoubleHeads &&
+                               !specialized->headCopies.empty();
+    if (specialized->doubleHeads)
+      for (Operation *h : specialized->headCopies)
+        multiBuffered[cast<CopyOp>(h).getTarget()] = 2;
   }
   if (failed(createBuffers()))
     return failure();

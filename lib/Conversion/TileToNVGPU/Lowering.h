@@ -135,6 +135,9 @@ struct GPUTargetInfo {
   /// Make those variants persistent when they hold a multiprocessor alone
   /// (PersistentTiles.cpp): one CTA per SM loops over the launch's blocks.
   bool warpSpecializePersistent = true;
+  /// In the persistent form, two stages per head copy (when they fit), so
+  /// that the next block's head tiles load during this block's loop.
+  bool warpSpecializeDoubleHeads = true;
 };
 
 /// A software pipeline's global -> shared copy issued as TMA loads by the
@@ -203,6 +206,16 @@ struct WarpSpecializedKernel {
   /// slots, full/empty mbarrier pairs).
   bool persistent = false;
   Value tileFull, tileEmpty, tileSlots;
+  /// In the persistent form, each head copy's buffer has two stages, so
+  /// that the producer loads the next block's tile (FlashAttention's Q)
+  /// while the consumers still read this block's, and the next block's
+  /// first pipeline stages follow at once instead of after this block's
+  /// loop. A head copy's per-thread counter n (0..2 * stages - 1) then
+  /// gives its stage n % stages and parity n / stages. Declined
+  /// (KernelLowering::declinedDoubleHeads) when the second stage does not
+  /// fit in shared memory.
+  bool doubleHeads = false;
+  int64_t headStages() const { return doubleHeads ? 2 : 1; }
 
   /// Registers per thread at launch (65536 / threads, rounded down to 8)
   /// and the consumers' after setmaxnreg (the producer giving most of its
@@ -268,6 +281,12 @@ public:
   std::string whyNotSpecialized;
   /// With requestWarpSpecialization: prepare the form for makePersistent.
   bool requestPersistent = false;
+  /// In the persistent form, give head copies two stages
+  /// (WarpSpecializedKernel::doubleHeads); `declinedDoubleHeads`: they do
+  /// not fit, run() failed without a diagnostic and the caller lowers the
+  /// kernel again without them.
+  bool requestDoubleHeads = false;
+  bool declinedDoubleHeads = false;
 
   /// After run(), when `specialized->persistent`: turns the kernel into a
   /// persistent one (PersistentTiles.cpp) whose CTAs loop over `launch`'s

@@ -45,6 +45,12 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
   SharedMemoryLimit limit = sharedMemoryLimit(chip);
   if (bytes <= limit.dynamic)
     return success();
+  // The head copies' second stages are an option of the persistent form:
+  // without them the kernel may fit (the caller lowers it again).
+  if (specialized && specialized->doubleHeads) {
+    declinedSpecialization = declinedDoubleHeads = true;
+    return failure();
+  }
   // The TMA-producer form (its stages aligned for TMA) is only a variant:
   // declined with a remark, not an error.
   if (requestTma) {

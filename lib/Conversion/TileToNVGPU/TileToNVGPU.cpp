@@ -53,11 +53,13 @@ enum class KernelForm {
 /// Outlines one kernel's tile.launch into a gpu.func NAME_kernel<suffix> of
 /// NAME_module and lowers its body. A warp-specialized form
 /// (WarpSpecialize.cpp) that does not apply gives nullopt and leaves
-/// nothing behind (a remark says why).
+/// nothing behind (a remark says why). `doubleHeads`: try two stages per
+/// head copy in the persistent form (lowered again without them when they
+/// do not fit).
 static FailureOr<std::optional<Outlined>>
 outline(ModuleOp module, func::FuncOp kernel,
         const nvgpu_lowering::GPUTargetInfo &target, bool remarks,
-        KernelForm form) {
+        KernelForm form, bool doubleHeads = true) {
   bool warpSpecialize = form != KernelForm::plain;
   FailureOr<LaunchOp> maybeLaunch = getKernelLaunch(kernel);
   if (failed(maybeLaunch))
@@ -107,6 +109,8 @@ outline(ModuleOp module, func::FuncOp kernel,
   lowering.requestTma = form == KernelForm::specializedTma;
   lowering.requestPersistent =
       warpSpecialize && target.warpSpecializePersistent;
+  lowering.requestDoubleHeads =
+      doubleHeads && target.warpSpecializeDoubleHeads;
   // A kernel with sm_90a variants (tile-warp-specialize) has the Hopper
   // path: its generic kernel is a fallback and makes no wgmma remarks.
   if (auto info = module->getAttrOfType<KernelInfoAttr>(
@@ -116,6 +120,11 @@ outline(ModuleOp module, func::FuncOp kernel,
   if (failed(shared)) {
     if (!warpSpecialize || !lowering.declinedSpecialization)
       return failure();
+    if (lowering.declinedDoubleHeads) {
+      fn.erase();
+      return outline(module, kernel, target, remarks, form,
+                     /*doubleHeads=*/false);
+    }
     // The TMA form says only what is its own (the cp.async form, built
     // next, reports the rest).
     if (remarks && !lowering.whyNotSpecialized.empty()) {
@@ -219,6 +228,7 @@ struct ConvertTileToNVGPUPass
     target.warpSpecializePingPong = wsPingPong;
     target.warpSpecializeTma = wsTma;
     target.warpSpecializePersistent = wsPersistent;
+    target.warpSpecializeDoubleHeads = wsDoubleHeads;
     if (failed(nvgpu_lowering::outlineAndLowerKernels(getOperation(), target,
                                                       remarks)))
       signalPassFailure();

@@ -211,17 +211,21 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
       ws.barrierBytes += 2 * 8 * stages;
     }
   }
-  // The head copies: one stage each.
+  // The head copies: one stage each (two with doubleHeads).
   for (Operation *h : ws.headCopies) {
-    auto type =
-        ::mlir::nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), 1);
+    int64_t stages = ws.headStages();
+    auto type = ::mlir::nvgpu::MBarrierGroupType::get(
+        ctx, workgroupSpace(ctx), stages);
     Value full = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
     Value empty = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
-    ::mlir::nvgpu::MBarrierInitOp::create(b, loc, full, cst(1), cst(0), first);
-    ::mlir::nvgpu::MBarrierInitOp::create(b, loc, empty, cst(threads), cst(0),
-                                          first);
+    for (int64_t s = 0; s < stages; ++s) {
+      ::mlir::nvgpu::MBarrierInitOp::create(b, loc, full, cst(1), cst(s),
+                                            first);
+      ::mlir::nvgpu::MBarrierInitOp::create(b, loc, empty, cst(threads),
+                                            cst(s), first);
+    }
     ws.barriers[h] = {full, empty};
-    ws.barrierBytes += 2 * 8;
+    ws.barrierBytes += 2 * 8 * stages;
   }
   // The persistent form's tile scheduler (PersistentTiles.cpp): two
   // slots for the next block's index, the producer thread filling them.
@@ -313,9 +317,11 @@ void KernelLowering::lowerHeadCopies() {
   OpBuilder::InsertionGuard guard(b);
   Location funcLoc = func.getLoc();
   Value ticks;
-  // Per head copy, the phase of its one stage, per thread (it flips once
-  // per use, i.e. once per block in the persistent form).
-  llvm::DenseMap<Operation *, Value> phases;
+  // Per head copy and thread, how many times it was used modulo 2 x its
+  // stages (once per block in the persistent form): the stage is n %
+  // stages, its parity n / stages.
+  llvm::DenseMap<Operation *, Value> counters;
+  int64_t stages = ws.headStages();
   {
     b.setInsertionPointToStart(&func.getBody().front());
     loc = funcLoc;
@@ -323,18 +329,29 @@ void KernelLowering::lowerHeadCopies() {
       Value counter = memref::AllocaOp::create(
           b, loc, MemRefType::get({1}, b.getIndexType()));
       memref::StoreOp::create(b, loc, cst(0), counter, ValueRange{cst(0)});
-      phases[h] = counter;
+      counters[h] = counter;
     }
   }
-  auto readPhase = [&](Value counter) {
-    return arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne,
-        memref::LoadOp::create(b, loc, counter, ValueRange{cst(0)}), cst(0));
+  struct Use {
+    Value n, slot, phase; // index, index, i1
   };
-  auto flipPhase = [&](Value counter, Value phase) {
+  auto readUse = [&](Value counter) {
+    Value n = memref::LoadOp::create(b, loc, counter, ValueRange{cst(0)});
+    if (stages == 1)
+      return Use{n, cst(0),
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, n,
+                                       cst(0))};
+    return Use{n, arith::RemUIOp::create(b, loc, n, cst(stages)),
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, n,
+                                     cst(stages))};
+  };
+  auto advance = [&](Value counter, const Use &use) {
+    Value next = arith::AddIOp::create(b, loc, use.n, cst(1));
+    Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        next, cst(2 * stages));
     memref::StoreOp::create(b, loc,
-                            arith::SelectOp::create(b, loc, phase, cst(0),
-                                                    cst(1)),
+                            arith::SelectOp::create(b, loc, wraps, cst(0),
+                                                    next),
                             counter, ValueRange{cst(0)});
   };
   // The producer's thread 0 issues them first, before the pipelines'
@@ -352,45 +369,52 @@ void KernelLowering::lowerHeadCopies() {
     auto copy = cast<CopyOp>(h);
     auto [full, empty] = ws.barriers[h];
     const TmaCopyPlan &tma = ws.tmaCopies[h];
-    Value phase = readPhase(phases[h]);
+    const Buffer &buf = buffers[copy.getTarget()];
+    Use use = readUse(counters[h]);
     Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
     ::mlir::nvgpu::MBarrierTryWaitParityOp::create(
-        b, loc, empty, arith::XOrIOp::create(b, loc, phase, one), ticks,
-        cst(0));
+        b, loc, empty, arith::XOrIOp::create(b, loc, use.phase, one), ticks,
+        use.slot);
     ::mlir::nvgpu::MBarrierArriveExpectTxOp::create(
-        b, loc, full, cst(tma.bytes), cst(0), /*predicate=*/Value{});
+        b, loc, full, cst(tma.bytes), use.slot, /*predicate=*/Value{});
     Value address = arith::AddIOp::create(
         b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem),
-        cst(buffers[copy.getTarget()].sharedOffset));
+        arith::AddIOp::create(
+            b, loc, cst(buf.sharedOffset),
+            arith::MulIOp::create(b, loc, use.slot, cst(buf.stageBytes))));
     Value mbar = LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
         ::mlir::nvgpu::MBarrierGetOp::create(b, loc, b.getI32Type(), full,
-                                             cst(0))
+                                             use.slot)
             .getResult());
     SmallVector<Value> start;
     for (Value v : copy.getSourceIndices())
       start.push_back(recompute(b, v, ws.consumerBlock, mapping));
     emitTmaLoads(b, loc, tma, start, address, mbar);
-    flipPhase(phases[h], phase);
+    advance(counters[h], use);
   }
   // The consumers wait where the copy was and release the buffer after
   // its last reader at the top level (e.g. the loop whose gemms read it).
+  // With two stages, every later reader of the buffer reads the stage
+  // this use filled (its storage becomes that stage's view).
   for (Operation *h : ws.headCopies) {
     loc = h->getLoc();
     Value target = cast<CopyOp>(h).getTarget();
     auto [full, empty] = ws.barriers[h];
     b.setInsertionPoint(h);
-    Value phase = readPhase(phases[h]);
-    ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, phase,
-                                                   cst(10000000), cst(0));
+    Use use = readUse(counters[h]);
+    ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, use.phase,
+                                                   cst(10000000), use.slot);
+    if (stages > 1)
+      buffers[target].storage = stageView(buffers[target], use.slot);
+    advance(counters[h], use);
     Operation *last = h;
     for (Operation &op : llvm::make_range(std::next(h->getIterator()),
                                           ws.consumerBlock->end()))
       if (usesValue(&op, target))
         last = &op;
     b.setInsertionPointAfter(last);
-    ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, empty, cst(0));
-    flipPhase(phases[h], phase);
+    ::mlir::nvgpu::MBarrierArriveOp::create(b, loc, empty, use.slot);
     h->erase();
   }
 }

@@ -69,7 +69,8 @@ void mlir::tile::buildTileToNVVMPipeline(
   pm.addPass(createConvertTileToNVGPU(
       ConvertTileToNVGPUOptions{opts.chip, opts.remarks,
                                 /*warpSpecialize=*/true, opts.wsPingPong,
-                                opts.wsTma, opts.wsPersistent}));
+                                opts.wsTma, opts.wsPersistent,
+                                opts.wsDoubleHeads}));
   if (sm90)
     pm.addPass(createTileSM90MergeModules());
   pm.addPass(createCanonicalizerPass());

@@ -18,9 +18,16 @@
 // A 128-row tile over two warpgroups, d = 128: Q and K rows of 256 bytes
 // are stored as two 128-byte panels (the second panel of Q starts 128 rows
 // x 128 bytes = 16384 bytes further), the accumulator chain is m64n128,
-// K/16 = 8 deep.
+// K/16 = 8 deep. Descriptors are built in 32 bits, one add per k-step
+// onto the address field, the upper word (stride 1024 bytes, 128-byte
+// swizzle) a constant.
 // CHECK-LABEL: gpu.func @qk_d128_kernel
+// CHECK: %[[HI:.*]] = llvm.mlir.constant(4611686293305294848 : i64) : i64
 // CHECK: wgmma.fence.aligned
+// CHECK: llvm.add
+// CHECK-NEXT: %[[LO:.*]] = llvm.add {{.*}} : i32
+// CHECK-NEXT: %[[WIDE:.*]] = llvm.zext %[[LO]] : i32 to i64
+// CHECK-NEXT: llvm.or %[[WIDE]], %[[HI]] : i64
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK-NOT: wgmma.mma_async
 // CHECK: wgmma.commit.group.sync.aligned
