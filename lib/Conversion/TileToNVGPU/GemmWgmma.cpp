@@ -290,8 +290,7 @@ void WgmmaEmitter::emit() {
   StringRef eltName = plan.bf16 ? "bf16" : "f16";
 
   // This thread's warpgroup: rows 64 * wg of C and of a shared A.
-  Value wg = arith::DivUIOp::create(b, loc, kl.tid, kl.cst(128));
-  Value wg32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), wg);
+  Value wg32 = kl.uniformWarpgroup();
   Value aBase, bBase = addressField(addressOf(*bb));
   Value aWgField;
   if (as) {

@@ -397,6 +397,12 @@ public:
   llvm::DenseSet<Value> wgmmaOperands; // their shared operands (aligned)
   /// The view of copy `slot` (index value) of a multi-buffered buffer.
   Value stageView(const Buffer &buf, Value slot);
+  /// The thread's warpgroup (tid / 128, i32), computed once at the kernel's
+  /// entry and broadcast from lane 0 (shfl.sync.idx), so that ptxas knows it
+  /// is uniform in the warp: values derived from it (wgmma descriptors,
+  /// the ping-pong turn) stay in uniform registers.
+  Value uniformWarpgroup();
+  Value uniformWarpgroupValue;
 
   /// Whether `op` (a block-level op) writes a shared buffer: a tile op with
   /// a shared target, a block-level tile.atomic / memref.store into one, or

@@ -179,6 +179,22 @@ void KernelLowering::planPipelines() {
   });
 }
 
+Value KernelLowering::uniformWarpgroup() {
+  if (uniformWarpgroupValue)
+    return uniformWarpgroupValue;
+  OpBuilder::InsertionGuard guard(b);
+  // tid is defined at the entry, where every thread of the block runs.
+  b.setInsertionPointAfter(tid.getDefiningOp());
+  Value wg = arith::IndexCastUIOp::create(
+      b, loc, b.getI32Type(), arith::DivUIOp::create(b, loc, tid, cst(128)));
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), waveSize);
+  uniformWarpgroupValue =
+      gpu::ShuffleOp::create(b, loc, wg, zero, width, gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+  return uniformWarpgroupValue;
+}
+
 Value KernelLowering::stageView(const Buffer &buf, Value slot) {
   Value off = arith::AddIOp::create(
       b, loc, cst(buf.sharedOffset),

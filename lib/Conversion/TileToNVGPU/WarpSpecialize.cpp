@@ -499,25 +499,41 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
     memref::StoreOp::create(b, loc, cst(0), counters, ValueRange{cst(1)});
   }
   // A loop over [0, n) carrying the stage (slot) and its phase bit; `fn`
-  // fills the body before the yield.
+  // fills the body before the yield. The loop counts and carries its slot
+  // in 32 bits (ptxas compares and selects 64-bit values in two
+  // instructions each, in a loop whose issue slots the consumers' softmax
+  // needs); `fn` gets both as index. A loop of 2^31 or more tiles is
+  // beyond any launch.
+  Type i32T = b.getI32Type();
+  auto c32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32T, v).getResult();
+  };
+  auto toI32 = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, i32T, v).getResult();
+  };
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
+        .getResult();
+  };
   auto stageLoop = [&](Value n,
                        function_ref<void(Value i, Value slot, Value phase)> fn)
       -> scf::ForOp {
-    Value zero = cst(0);
-    Value slot0 = zero;
+    Value slot0 = c32(0);
     Value phase0 = arith::ConstantIntOp::create(b, loc, 0, 1);
     if (counters) {
-      slot0 = memref::LoadOp::create(b, loc, counters, ValueRange{cst(0)});
+      slot0 = toI32(
+          memref::LoadOp::create(b, loc, counters, ValueRange{cst(0)}));
       phase0 = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
-          memref::LoadOp::create(b, loc, counters, ValueRange{cst(1)}), zero);
+          memref::LoadOp::create(b, loc, counters, ValueRange{cst(1)}),
+          cst(0));
     }
-    auto loop = scf::ForOp::create(b, loc, zero, n, cst(1),
+    auto loop = scf::ForOp::create(b, loc, c32(0), toI32(n), c32(1),
                                    ValueRange{slot0, phase0});
     if (counters) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointAfter(loop);
-      memref::StoreOp::create(b, loc, loop.getResult(0), counters,
+      memref::StoreOp::create(b, loc, toIndex(loop.getResult(0)), counters,
                               ValueRange{cst(0)});
       Value phase = arith::SelectOp::create(b, loc, loop.getResult(1), cst(1),
                                             cst(0));
@@ -528,27 +544,29 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
     Value slot = loop.getRegionIterArgs()[0];
     Value phase = loop.getRegionIterArgs()[1];
     Value wraps =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, cst(D));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, c32(D));
     Value nextSlot = arith::SelectOp::create(
-        b, loc, wraps, cst(0), arith::AddIOp::create(b, loc, slot, cst(1)));
+        b, loc, wraps, c32(0), arith::AddIOp::create(b, loc, slot, c32(1)));
     Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
     Value nextPhase = arith::SelectOp::create(
         b, loc, wraps, arith::XOrIOp::create(b, loc, phase, one), phase);
     auto yield = scf::YieldOp::create(b, loc, ValueRange{nextSlot, nextPhase});
     b.setInsertionPoint(yield);
-    fn(loop.getInductionVar(), slot, phase);
+    fn(toIndex(loop.getInductionVar()), toIndex(slot), phase);
     return loop;
   };
-  // The stage and phase of the iteration before the one at (slot, phase).
+  // The stage and phase of the iteration before the one at (slot, phase),
+  // computed in 32 bits (the index casts fold away in LLVM).
   auto previousStage = [&](Value slot, Value phase) {
+    Value s = toI32(slot);
     Value first =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, cst(0));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s, c32(0));
     Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
     Value prevSlot = arith::SelectOp::create(
-        b, loc, first, cst(D), arith::SubIOp::create(b, loc, slot, cst(1)));
+        b, loc, first, c32(D), arith::SubIOp::create(b, loc, s, c32(1)));
     Value prevPhase = arith::SelectOp::create(
         b, loc, first, arith::XOrIOp::create(b, loc, phase, one), phase);
-    return std::make_pair(prevSlot, prevPhase);
+    return std::make_pair(toIndex(prevSlot), prevPhase);
   };
 
   // The producer's loop, at the end of the producer block (first: it
@@ -658,13 +676,7 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
     // values that flow through them divergent (in the persistent form, the
     // pipelines' stage counters: their descriptor arithmetic would leave
     // the uniform datapath).
-    turnWg = gpu::ShuffleOp::create(
-                 b, loc,
-                 arith::IndexCastUIOp::create(
-                     b, loc, b.getI32Type(),
-                     arith::DivUIOp::create(b, loc, tid, cst(128))),
-                 i32(0), i32(waveSize), gpu::ShuffleMode::IDX)
-                 .getShuffleResult();
+    turnWg = uniformWarpgroup();
     turnMine = arith::AddIOp::create(b, loc, turnWg, i32(2));
     turnOther = arith::SubIOp::create(b, loc, i32(3), turnWg);
     turnCount = i32(256);
@@ -733,8 +745,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
     if (rotation) {
       GemmRotation &r = *rotation;
       b.setInsertionPointAfter(r.first);
-      Value hasPrev =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, i, cst(0));
+      Value hasPrev = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ugt, toI32(i), c32(0));
       auto [prevSlot, prevPhase] = previousStage(slot, phase);
       Value readSlot = arith::SelectOp::create(b, loc, hasPrev, prevSlot, slot);
       Value readPhase =
@@ -803,8 +815,8 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
     auto ifAny = scf::IfOp::create(b, loc, any, /*withElse=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifAny.getThenRegion().front());
-    auto [lastSlot, lastPhase] = previousStage(consumerLoop.getResult(0),
-                                               consumerLoop.getResult(1));
+    auto [lastSlot, lastPhase] = previousStage(
+        toIndex(consumerLoop.getResult(0)), consumerLoop.getResult(1));
     auto [full, empty] = ws.barriers[rotation->producer];
     ::mlir::nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, lastPhase,
                                                    ticks, lastSlot);

@@ -17,7 +17,8 @@
 // CHECK: %[[PTID:.*]] = arith.subi %thread_id_x, %c128
 // CHECK-NEXT: %[[ISSUER:.*]] = arith.cmpi eq, %[[PTID]], %c0
 // CHECK: scf.if %[[ISSUER]] {
-// CHECK: scf.for {{.*}} iter_args(%[[SLOT:.*]] = %c0, %{{.*}} = %false)
+// CHECK: scf.for {{.*}} iter_args(%[[SLOT32:.*]] = %c0_i32, %{{.*}} = %false)
+// CHECK: %[[SLOT:.*]] = arith.index_castui %[[SLOT32]] : i32 to index
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[SLOT]]], %c16384
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %{{.*}}, box[%[[K0:.*]], %c0_i32, %[[BX:.*]]]
 // CHECK: %[[K64:.*]] = arith.addi %[[K0]], %c64_i32

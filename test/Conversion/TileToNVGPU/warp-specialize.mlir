@@ -21,15 +21,17 @@
 // CHECK: %[[CONSUMER:.*]] = arith.cmpi ult, %{{.*}}, %c128
 // CHECK: scf.if %[[CONSUMER]] {
 // Consumers: wait for the stage, compute, release it; no block barrier.
-// CHECK: scf.for {{.*}} iter_args(%[[SLOT:.*]] = %c0, %[[PHASE:.*]] = %false)
+// CHECK: scf.for {{.*}} iter_args(%[[SLOT32:.*]] = %c0_i32, %[[PHASE:.*]] = %false) -> (i32, i1)
+// CHECK: %[[SLOT:.*]] = arith.index_castui %[[SLOT32]] : i32 to index
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[FULL]][%[[SLOT]]], %[[PHASE]]
 // CHECK-NOT: gpu.barrier
 // CHECK: nvgpu.mma.sync
 // CHECK: nvgpu.mbarrier.arrive %[[EMPTY]][%[[SLOT]]]
 // CHECK: } else {
 // Producer: wait for the release, cp.async by its 128 threads, arrive.
-// CHECK: scf.for {{.*}} iter_args(%[[PSLOT:.*]] = %c0, %[[PPHASE:.*]] = %false)
-// CHECK: %[[FREE:.*]] = arith.xori %[[PPHASE]], %true
+// CHECK: scf.for {{.*}} iter_args(%[[PSLOT32:.*]] = %c0_i32, %[[PPHASE:.*]] = %false)
+// CHECK-DAG: %[[PSLOT:.*]] = arith.index_castui %[[PSLOT32]] : i32 to index
+// CHECK-DAG: %[[FREE:.*]] = arith.xori %[[PPHASE]], %true
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[PSLOT]]], %[[FREE]]
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
