@@ -128,6 +128,21 @@ void SplitKKernel::consumer(IRMapping &mapping) {
         ArrayRef<LLVM::GEPArg>{int32_t(j * consumerThreads * vec)});
   };
   Value first = cmp(arith::CmpIPredicate::eq, tid, cst(0));
+  // Only rows of C that exist go through the slots: a thread whose
+  // accumulator rows (row0 and row0 + 8 of the accumulator layout) are
+  // both past M neither stores nor reads partial sums, so a GEMM of 1 or
+  // 64 rows moves 1/32 or half of the 128-row tile's partials (the
+  // skinny GEMMs split-K is for; the root's epilogue stores rows < M
+  // only).
+  Value rowsLive = [&] {
+    Value lane = remu(tid, cst(32));
+    Value warp = remu(divu(tid, cst(32)), cst(4));
+    Value row0 = add(add(tm.lookup(m.cRow), mul(wg, cst(64))),
+                     add(mul(warp, cst(16)), divu(lane, cst(4))));
+    Value rows = memref::DimOp::create(b, loc, tm.lookup(m.C), 0);
+    return cmp(arith::CmpIPredicate::ult, row0, rows);
+  }();
+  SmallVector<Type> valueTypes(size_t(n), f32);
   auto sub = [&](Value x, Value y) {
     return arith::SubIOp::create(b, loc, x, y).getResult();
   };
@@ -167,12 +182,17 @@ void SplitKKernel::consumer(IRMapping &mapping) {
       b.setInsertionPointToStart(&ifSibling.getThenRegion().front());
       // store: this range's sum into slot (t, r).
       Value mine = slotPtr(r);
-      for (int64_t j = 0; j < n / vec; ++j) {
-        Value v = LLVM::PoisonOp::create(b, loc, vecT);
-        for (int64_t e = 0; e < vec; ++e)
-          v = LLVM::InsertElementOp::create(b, loc, v, cur[j * vec + e],
-                                            i32(e));
-        LLVM::StoreOp::create(b, loc, v, slotElement(mine, j), vec * 4);
+      auto ifStore = scf::IfOp::create(b, loc, TypeRange{}, rowsLive, false);
+      {
+        OpBuilder::InsertionGuard g3(b);
+        b.setInsertionPointToStart(&ifStore.getThenRegion().front());
+        for (int64_t j = 0; j < n / vec; ++j) {
+          Value v = LLVM::PoisonOp::create(b, loc, vecT);
+          for (int64_t e = 0; e < vec; ++e)
+            v = LLVM::InsertElementOp::create(b, loc, v, cur[j * vec + e],
+                                              i32(e));
+          LLVM::StoreOp::create(b, loc, v, slotElement(mine, j), vec * 4);
+        }
       }
       // arrive: every consumer thread's stores, then thread 0's
       // release + acquire at GPU scope on the counter.
@@ -221,16 +241,27 @@ void SplitKKernel::consumer(IRMapping &mapping) {
         // so own + sibling is that sum whichever side this CTA is; the
         // tree fixes the association, which is what rounding depends on.
         Value theirs = slotPtr(arith::XOrIOp::create(b, loc, r, h));
-        SmallVector<Value> sums{second};
-        for (int64_t j = 0; j < n / vec; ++j) {
-          Value v = LLVM::LoadOp::create(b, loc, vecT, slotElement(theirs, j),
-                                         vec * 4);
-          for (int64_t e = 0; e < vec; ++e) {
-            Value other = LLVM::ExtractElementOp::create(b, loc, v, i32(e));
-            sums.push_back(
-                arith::AddFOp::create(b, loc, cur[j * vec + e], other));
+        auto ifLoad = scf::IfOp::create(b, loc, valueTypes, rowsLive, true);
+        {
+          OpBuilder::InsertionGuard g4(b);
+          b.setInsertionPointToStart(&ifLoad.getThenRegion().front());
+          SmallVector<Value> added;
+          for (int64_t j = 0; j < n / vec; ++j) {
+            Value v = LLVM::LoadOp::create(b, loc, vecT,
+                                           slotElement(theirs, j), vec * 4);
+            for (int64_t e = 0; e < vec; ++e) {
+              Value other = LLVM::ExtractElementOp::create(b, loc, v, i32(e));
+              added.push_back(
+                  arith::AddFOp::create(b, loc, cur[j * vec + e], other));
+            }
           }
+          scf::YieldOp::create(b, loc, added);
+          // Rows past M: nothing was stored for them, nothing is read.
+          b.setInsertionPointToStart(&ifLoad.getElseRegion().front());
+          scf::YieldOp::create(b, loc, cur);
         }
+        SmallVector<Value> sums{second};
+        sums.append(ifLoad.getResults().begin(), ifLoad.getResults().end());
         scf::YieldOp::create(b, loc, sums);
         // The first arrival leaves: its partial is in the slot.
         b.setInsertionPointToStart(&ifSecond.getElseRegion().front());
