@@ -10,7 +10,8 @@
 //   level l (h = 2^l; slice s holds the sum of slices [r, r + h), r = s
 //   with its low l bits cleared): its sibling [r ^ h, ...) exists iff the
 //   parent's midpoint m = (s & ~(2h-1)) + h is < S; then
-//     store   every consumer thread its values into slot (t, r)
+//     store   every consumer thread whose accumulator rows exist (< M)
+//             its values into slot (t, r)
 //     arrive  consumer barrier; thread 0: fence.acq_rel.gpu, atom.add
 //             counter (t, m), fence.acq_rel.gpu (release and acquire);
 //             the first of the two children to arrive leaves (its partial
@@ -18,7 +19,7 @@
 //             decision reaches every consumer thread through shared memory
 //             and a consumer barrier)
 //     combine adds the sibling's slot (own + sibling = left + right:
-//             IEEE addition commutes exactly)
+//             IEEE addition commutes exactly; rows past M read nothing)
 //   without a sibling the sum goes up unchanged. The one CTA left after
 //   the last level holds p_0 + ... + p_{S-1} with a fixed association
 //   (deterministic, bit-identical run to run whatever the timing) and
