@@ -10,8 +10,8 @@
 //   level l (h = 2^l; slice s holds the sum of slices [r, r + h), r = s
 //   with its low l bits cleared): its sibling [r ^ h, ...) exists iff the
 //   parent's midpoint m = (s & ~(2h-1)) + h is < S; then
-//     store   every consumer thread whose accumulator rows exist (< M)
-//             its values into slot (t, r)
+//     store   every consumer thread its values of rows < M and columns
+//             < N into slot (t, r)
 //     arrive  consumer barrier; thread 0: fence.acq_rel.gpu, atom.add
 //             counter (t, m), fence.acq_rel.gpu (release and acquire);
 //             the first of the two children to arrive leaves (its partial
@@ -135,15 +135,26 @@ void SplitKKernel::consumer(IRMapping &mapping) {
   // 64 rows moves 1/32 or half of the 128-row tile's partials (the
   // skinny GEMMs split-K is for; the root's epilogue stores rows < M
   // only).
-  Value rowsLive = [&] {
-    Value lane = remu(tid, cst(32));
-    Value warp = remu(divu(tid, cst(32)), cst(4));
-    Value row0 = add(add(tm.lookup(m.cRow), mul(wg, cst(64))),
-                     add(mul(warp, cst(16)), divu(lane, cst(4))));
-    Value rows = memref::DimOp::create(b, loc, tm.lookup(m.C), 0);
-    return cmp(arith::CmpIPredicate::ult, row0, rows);
-  }();
-  SmallVector<Type> valueTypes(size_t(n), f32);
+  // Likewise columns: vector j holds the 8-column group j (columns col0 +
+  // 8j, +1 and the same 8 rows below), live when its first column < N
+  // (an N = 64 GEMM's 128-column tile moves half of its partials).
+  Value lane = remu(tid, cst(32));
+  Value warp = remu(divu(tid, cst(32)), cst(4));
+  Value row0 = add(add(tm.lookup(m.cRow), mul(wg, cst(64))),
+                   add(mul(warp, cst(16)), divu(lane, cst(4))));
+  Value col0 = add(tm.lookup(m.cCol), mul(remu(lane, cst(4)), cst(2)));
+  Value rowsLive = cmp(arith::CmpIPredicate::ult, row0,
+                       memref::DimOp::create(b, loc, tm.lookup(m.C), 0));
+  Value cols = memref::DimOp::create(b, loc, tm.lookup(m.C), 1);
+  auto vectorLive = [&](int64_t j) -> Value {
+    if (vec != 4) // not one vector per 8-column group: rows only
+      return rowsLive;
+    return arith::AndIOp::create(
+               b, loc, rowsLive,
+               cmp(arith::CmpIPredicate::ult, add(col0, cst(8 * j)), cols))
+        .getResult();
+  };
+  SmallVector<Type> vecValueTypes(size_t(vec), f32);
   auto sub = [&](Value x, Value y) {
     return arith::SubIOp::create(b, loc, x, y).getResult();
   };
@@ -183,17 +194,16 @@ void SplitKKernel::consumer(IRMapping &mapping) {
       b.setInsertionPointToStart(&ifSibling.getThenRegion().front());
       // store: this range's sum into slot (t, r).
       Value mine = slotPtr(r);
-      auto ifStore = scf::IfOp::create(b, loc, TypeRange{}, rowsLive, false);
-      {
+      for (int64_t j = 0; j < n / vec; ++j) {
+        auto ifStore =
+            scf::IfOp::create(b, loc, TypeRange{}, vectorLive(j), false);
         OpBuilder::InsertionGuard g3(b);
         b.setInsertionPointToStart(&ifStore.getThenRegion().front());
-        for (int64_t j = 0; j < n / vec; ++j) {
-          Value v = LLVM::PoisonOp::create(b, loc, vecT);
-          for (int64_t e = 0; e < vec; ++e)
-            v = LLVM::InsertElementOp::create(b, loc, v, cur[j * vec + e],
-                                              i32(e));
-          LLVM::StoreOp::create(b, loc, v, slotElement(mine, j), vec * 4);
-        }
+        Value v = LLVM::PoisonOp::create(b, loc, vecT);
+        for (int64_t e = 0; e < vec; ++e)
+          v = LLVM::InsertElementOp::create(b, loc, v, cur[j * vec + e],
+                                            i32(e));
+        LLVM::StoreOp::create(b, loc, v, slotElement(mine, j), vec * 4);
       }
       // arrive: every consumer thread's stores, then thread 0's
       // release + acquire at GPU scope on the counter.
@@ -242,27 +252,26 @@ void SplitKKernel::consumer(IRMapping &mapping) {
         // so own + sibling is that sum whichever side this CTA is; the
         // tree fixes the association, which is what rounding depends on.
         Value theirs = slotPtr(arith::XOrIOp::create(b, loc, r, h));
-        auto ifLoad = scf::IfOp::create(b, loc, valueTypes, rowsLive, true);
-        {
+        SmallVector<Value> sums{second};
+        for (int64_t j = 0; j < n / vec; ++j) {
+          ArrayRef<Value> own = ArrayRef(cur).slice(j * vec, vec);
+          auto ifLoad =
+              scf::IfOp::create(b, loc, vecValueTypes, vectorLive(j), true);
           OpBuilder::InsertionGuard g4(b);
           b.setInsertionPointToStart(&ifLoad.getThenRegion().front());
+          Value v = LLVM::LoadOp::create(b, loc, vecT, slotElement(theirs, j),
+                                         vec * 4);
           SmallVector<Value> added;
-          for (int64_t j = 0; j < n / vec; ++j) {
-            Value v = LLVM::LoadOp::create(b, loc, vecT,
-                                           slotElement(theirs, j), vec * 4);
-            for (int64_t e = 0; e < vec; ++e) {
-              Value other = LLVM::ExtractElementOp::create(b, loc, v, i32(e));
-              added.push_back(
-                  arith::AddFOp::create(b, loc, cur[j * vec + e], other));
-            }
+          for (int64_t e = 0; e < vec; ++e) {
+            Value other = LLVM::ExtractElementOp::create(b, loc, v, i32(e));
+            added.push_back(arith::AddFOp::create(b, loc, own[e], other));
           }
           scf::YieldOp::create(b, loc, added);
-          // Rows past M: nothing was stored for them, nothing is read.
+          // Past M or N: nothing was stored there, nothing is read.
           b.setInsertionPointToStart(&ifLoad.getElseRegion().front());
-          scf::YieldOp::create(b, loc, cur);
+          scf::YieldOp::create(b, loc, own);
+          sums.append(ifLoad.getResults().begin(), ifLoad.getResults().end());
         }
-        SmallVector<Value> sums{second};
-        sums.append(ifLoad.getResults().begin(), ifLoad.getResults().end());
         scf::YieldOp::create(b, loc, sums);
         // The first arrival leaves: its partial is in the slot.
         b.setInsertionPointToStart(&ifSecond.getElseRegion().front());

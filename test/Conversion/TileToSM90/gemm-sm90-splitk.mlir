@@ -41,9 +41,10 @@
 // each, after the counters' 16384 bytes.
 // CHECK: %[[TB:.*]] = arith.muli %[[T]], %[[NS]]
 // CHECK: %[[SLOTS:.*]] = llvm.getelementptr %[[WS]][16384] : (!llvm.ptr) -> !llvm.ptr, i8
-// Only threads whose accumulator rows exist (row < M) move partials.
+// Only values of rows < M and columns < N (per 8-column vector) move.
 // CHECK: %[[M:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x?xf16>
-// CHECK: %[[LIVE:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : index
+// CHECK: %[[ROWS:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : index
+// CHECK: %[[N:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x?xf16>
 // The tree: while (go && h < S), h from 1, carrying the 64 values.
 // CHECK: %[[TREE:.*]]:66 = scf.while (%[[H:.*]] = %c1{{.*}}, %[[GO:.*]] = %true,
 // CHECK: %[[MORE:.*]] = arith.cmpi ult, %[[H]], %[[NS]]
@@ -58,6 +59,8 @@
 // CHECK: scf.if %[[SIB]] -> (i1, f32,
 // store: this range's sum into slot (t, r), 16-byte vectors.
 // CHECK: arith.addi %[[TB]], %[[R]]
+// CHECK: %[[COL:.*]] = arith.cmpi ult, %{{.*}}, %[[N]] : index
+// CHECK: %[[LIVE:.*]] = arith.andi %[[ROWS]], %[[COL]] : i1
 // CHECK: scf.if %[[LIVE]] {
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
 // arrive: barrier, thread 0: fence, atomic add, fence; the second resets
@@ -77,7 +80,8 @@
 // addition commutes).
 // CHECK: scf.if %[[SECOND]] -> (i1, f32,
 // CHECK: arith.xori %[[R]], %[[H]]
-// CHECK: scf.if %[[LIVE]] -> (f32,
+// CHECK: %[[LLIVE:.*]] = arith.andi %[[ROWS]], %{{.*}} : i1
+// CHECK: scf.if %[[LLIVE]] -> (f32, f32, f32, f32)
 // CHECK: %[[V:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CHECK: %[[O:.*]] = llvm.extractelement %[[V]]
 // CHECK: arith.addf %{{.*}}, %[[O]] : f32
