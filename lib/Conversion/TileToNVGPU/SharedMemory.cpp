@@ -48,6 +48,11 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
   // The head copies' second stages are an option of the persistent form:
   // without them the kernel may fit (the caller lowers it again).
   if (specialized && specialized->doubleHeads) {
+    whyNotSpecialized = "two stages of its head copies need " +
+                        std::to_string(bytes) +
+                        " bytes of shared memory, more than the " +
+                        std::to_string(limit.dynamic) + " " + chip +
+                        " allows";
     declinedSpecialization = declinedDoubleHeads = true;
     return failure();
   }

@@ -121,6 +121,13 @@ outline(ModuleOp module, func::FuncOp kernel,
     if (!warpSpecialize || !lowering.declinedSpecialization)
       return failure();
     if (lowering.declinedDoubleHeads) {
+      // The TMA form's own decision (its other remarks are the cp.async
+      // form's): the user learns why the next block's head copies do not
+      // overlap this block's loop.
+      if (remarks)
+        launch.emitRemark("TMA-producer variant with one stage of head "
+                          "copies: ")
+            << lowering.whyNotSpecialized;
       fn.erase();
       return outline(module, kernel, target, remarks, form,
                      /*doubleHeads=*/false);

@@ -267,6 +267,12 @@ protected:
   /// of `perBlock` f32 each.
   SmallVector<SmallVector<Value>> accumulatorValues(Value acc, int64_t blocks,
                                                     int64_t perBlock);
+  /// Where this consumer thread's values sit in wgmma's f32 accumulator
+  /// layout (m64nNk16): {rowBase + 16 * warp + lane / 4, colBase + 2 *
+  /// (lane % 4)}, the row and column of its first value in a 64-row block
+  /// at (rowBase, colBase). Value 4j + e of a block (accumulatorValues) is
+  /// at row + 8 * (e / 2), column + 8j + e % 2.
+  std::pair<Value, Value> accumulatorOrigin(Value rowBase, Value colBase);
   /// Bounds-checked stores of the accumulator registers to C at the tile
   /// origin plus (`rowOff`, `colOff`); pairs of C's element type when C's
   /// base, N and the column are even and the columns inside N.

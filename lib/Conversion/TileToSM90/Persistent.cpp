@@ -165,16 +165,22 @@ void PersistentKernel::applyEpilogueToBlock(MutableArrayRef<Value> vals,
     return;
   // Each accumulator register's row and column relative to the tile
   // origin (the layout of epilogueFromValues).
-  Value lane = remu(tid, cst(32));
-  Value warp = remu(divu(tid, cst(32)), cst(4));
-  Value rowRel = add(rowOff, add(mul(warp, cst(16)), divu(lane, cst(4))));
-  Value colRel = add(colOff, mul(remu(lane, cst(4)), cst(2)));
+  auto [rowRel, colRel] = accumulatorOrigin(rowOff, colOff);
   for (int64_t j = 0; j < int64_t(vals.size()) / 4; ++j)
     for (int64_t e = 0; e < 4; ++e) {
       Value r = add(rowRel, cst(8 * (e / 2)));
       Value c = add(colRel, cst(8 * j + e % 2));
       vals[4 * j + e] = applyEpilogue(mapping, vals[4 * j + e], r, c);
     }
+}
+
+std::pair<Value, Value> PersistentKernel::accumulatorOrigin(Value rowBase,
+                                                            Value colBase) {
+  Value lane = remu(tid, cst(32));
+  Value warp = remu(divu(tid, cst(32)), cst(4));
+  Value row = add(rowBase, add(mul(warp, cst(16)), divu(lane, cst(4))));
+  Value col = add(colBase, mul(remu(lane, cst(4)), cst(2)));
+  return {row, col};
 }
 
 SmallVector<SmallVector<Value>>
@@ -226,10 +232,7 @@ void PersistentKernel::epilogueFromValues(
   Value cCol = add(mapping.lookup(m.cCol), colOff);
   Value M = memref::DimOp::create(b, loc, C, 0);
   Value N = memref::DimOp::create(b, loc, C, 1);
-  Value lane = remu(tid, cst(32));
-  Value warp = remu(divu(tid, cst(32)), cst(4));
-  Value row0 = add(cRow, add(mul(warp, cst(16)), divu(lane, cst(4))));
-  Value col0 = add(cCol, mul(remu(lane, cst(4)), cst(2)));
+  auto [row0, col0] = accumulatorOrigin(cRow, cCol);
   int64_t outBytes = m.outType.getIntOrFloatBitWidth() / 8;
   Value cBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, C);
   // Pair stores need the base and every row start aligned to 2 elements

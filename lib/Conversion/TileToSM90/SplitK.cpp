@@ -138,11 +138,9 @@ void SplitKKernel::consumer(IRMapping &mapping) {
   // Likewise columns: vector j holds the 8-column group j (columns col0 +
   // 8j, +1 and the same 8 rows below), live when its first column < N
   // (an N = 64 GEMM's 128-column tile moves half of its partials).
-  Value lane = remu(tid, cst(32));
-  Value warp = remu(divu(tid, cst(32)), cst(4));
-  Value row0 = add(add(tm.lookup(m.cRow), mul(wg, cst(64))),
-                   add(mul(warp, cst(16)), divu(lane, cst(4))));
-  Value col0 = add(tm.lookup(m.cCol), mul(remu(lane, cst(4)), cst(2)));
+  Value row0, col0; // captured below (a structured binding cannot be)
+  std::tie(row0, col0) = accumulatorOrigin(
+      add(tm.lookup(m.cRow), mul(wg, cst(64))), tm.lookup(m.cCol));
   Value rowsLive = cmp(arith::CmpIPredicate::ult, row0,
                        memref::DimOp::create(b, loc, tm.lookup(m.C), 0));
   Value cols = memref::DimOp::create(b, loc, tm.lookup(m.C), 1);
