@@ -42,6 +42,12 @@ std::pair<Value, Value> rasterize(OpBuilder &b, Location loc,
                                   RasterizationAttr raster, Value bx, Value by,
                                   Value gx, Value gy);
 
+/// The block indices (x fastest) of linear block number `linear` in a grid
+/// of `grid` sizes: linear % gx, (linear / gx) % gy, ..., the last
+/// dimension taking what is left (no bound check).
+SmallVector<Value> delinearizeBlock(OpBuilder &b, Location loc, Value linear,
+                                    ArrayRef<Value> grid);
+
 /// Clones the body of `launch` at `b`'s insertion point: the prelude values
 /// it uses (cloneComputation; those `mapping` already maps are reused), the
 /// block indices mapped to `blockIdx` (rasterized when the launch asks for

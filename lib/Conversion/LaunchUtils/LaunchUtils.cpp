@@ -76,6 +76,22 @@ std::pair<Value, Value> mlir::tile::rasterize(OpBuilder &b, Location loc,
                   : std::make_pair(newMinor, newMajor);
 }
 
+SmallVector<Value> mlir::tile::delinearizeBlock(OpBuilder &b, Location loc,
+                                                Value linear,
+                                                ArrayRef<Value> grid) {
+  SmallVector<Value> idx;
+  Value rest = linear;
+  for (size_t d = 0; d < grid.size(); ++d) {
+    if (d + 1 == grid.size()) {
+      idx.push_back(rest);
+      break;
+    }
+    idx.push_back(arith::RemUIOp::create(b, loc, rest, grid[d]));
+    rest = arith::DivUIOp::create(b, loc, rest, grid[d]);
+  }
+  return idx;
+}
+
 LogicalResult
 mlir::tile::cloneLaunchBody(OpBuilder &b, LaunchOp launch, IRMapping &mapping,
                             ArrayRef<Value> blockIdx, ArrayRef<Value> gridDim,

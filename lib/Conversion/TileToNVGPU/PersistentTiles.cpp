@@ -153,16 +153,8 @@ LogicalResult KernelLowering::makePersistent(LaunchOp launch,
                                   begin, end);
     // The block this iteration runs: x fastest.
     b.setInsertionPointToStart(after);
-    SmallVector<Value> blockIdx;
-    Value rest = after->getArgument(0);
-    for (size_t d = 0; d < grid.size(); ++d) {
-      if (d + 1 == grid.size()) {
-        blockIdx.push_back(rest);
-        break;
-      }
-      blockIdx.push_back(arith::RemUIOp::create(b, loc, rest, grid[d]));
-      rest = arith::DivUIOp::create(b, loc, rest, grid[d]);
-    }
+    SmallVector<Value> blockIdx =
+        delinearizeBlock(b, loc, after->getArgument(0), grid);
     Value zero = cst(0), one = cst(1);
     SmallVector<Operation *> reads;
     after->walk([&](Operation *op) {

@@ -50,16 +50,7 @@ LogicalResult PersistentKernel::mapLaunch(IRMapping &mapping) {
 }
 
 void PersistentKernel::mapTile(Value t, IRMapping &tileMapping) {
-  SmallVector<Value> idx;
-  Value rest = t;
-  for (size_t d = 0; d < grid.size(); ++d) {
-    if (d + 1 == grid.size()) {
-      idx.push_back(rest);
-      break;
-    }
-    idx.push_back(arith::RemUIOp::create(b, loc, rest, grid[d]));
-    rest = arith::DivUIOp::create(b, loc, rest, grid[d]);
-  }
+  SmallVector<Value> idx = delinearizeBlock(b, loc, t, grid);
   // Every value the body takes from outside is mapped already (mapLaunch).
   LogicalResult cloned = cloneLaunchBody(
       b, m.launch, tileMapping, idx, grid, [](Operation &op) {
