@@ -50,16 +50,7 @@ Value WideTileKernel::mapHalves(Value t, IRMapping &mapping, IRMapping &lo,
                                 IRMapping &hi) {
   // t -> wide-grid indices (x fastest), rasterized over the wide grid like
   // the launch (a permutation: only the order of the tiles changes).
-  SmallVector<Value> idx;
-  Value rest = t;
-  for (size_t d = 0; d < wideGrid.size(); ++d) {
-    if (d + 1 == wideGrid.size()) {
-      idx.push_back(rest);
-      break;
-    }
-    idx.push_back(remu(rest, wideGrid[d]));
-    rest = divu(rest, wideGrid[d]);
-  }
+  SmallVector<Value> idx = delinearizeBlock(b, loc, t, wideGrid);
   if (auto raster = m.launch.getRasterAttr(); raster && idx.size() == 2)
     std::tie(idx[0], idx[1]) =
         rasterize(b, loc, raster, idx[0], idx[1], wideGrid[0], wideGrid[1]);
