@@ -385,10 +385,36 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
     if (out.kParam >= 0)
       return p.fail(path + ".coarsen", "cannot be combined with split_k");
   }
-  if (out.kParam >= 0 && out.maxTiles < 1)
+  if (auto mr = v.find("max_rows"); mr != v.end()) {
+    const std::string at = path + ".max_rows";
+    if (!mr->is_object())
+      return p.fail(at, "must be an object");
+    int64_t rows;
+    if (!p.integer(*mr, "rows", at + ".", rows))
+      return false;
+    if (rows < 1 || rows > (int64_t(1) << 30))
+      return p.fail(at + ".rows", "must be an integer in [1, 2^30]");
+    const json *params = p.array(*mr, "params", at + ".");
+    if (!params)
+      return false;
+    if (params->empty())
+      return p.fail(at + ".params", "must list at least one tensor param");
+    for (const json &q : *params) {
+      const int64_t i = q.is_number_integer() ? q.get<int64_t>() : -1;
+      if (i < 0 || size_t(i) >= plan.params.size() ||
+          !plan.params[size_t(i)].isTensor || plan.params[size_t(i)].rank < 1)
+        return p.fail(at + ".params",
+                      "must be indices of tensor params of rank >= 1");
+      out.rowParams.push_back(int32_t(i));
+    }
+    out.maxRows = rows;
+  }
+  // Split-K is for grids smaller than the device, unless the variant is a
+  // narrow one (max_rows), whose own cost model decides.
+  if (out.kParam >= 0 && out.maxTiles < 1 && out.maxRows < 1)
     return p.fail(path + ".split_k",
-                  "needs max_tiles (split-K is for grids smaller than the "
-                  "device)");
+                  "needs max_tiles or max_rows (split-K is for grids smaller "
+                  "than the device, or for narrow launches)");
   const json *tma = p.array(v, "tma", path + ".");
   if (!tma)
     return false;

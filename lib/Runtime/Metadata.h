@@ -101,6 +101,12 @@ struct VariantPlan {
   /// ceildiv(gy, cy) * ceildiv(gz, cz) tiles, chosen per launch by the
   /// tile-shape cost model (CudaVariants.h, useCoarseTiles).
   int64_t coarsen[3] = {1, 1, 1};
+  /// "max_rows": {"rows": R, "params": [p, ...]}: used only for launches
+  /// in which dim 0 of each tensor param p is at most R (the narrow kernel
+  /// of skinny GEMMs); maxRows 0: any launch. With split_k it needs no
+  /// max_tiles: its own cost model picks the slices (CudaVariants.h).
+  int64_t maxRows = 0;
+  std::vector<int32_t> rowParams;
   std::vector<TmaPlan> tma;
   std::vector<tile_tma_info> tmaInfo; // views of `tma` for the C API
 };

@@ -1,7 +1,7 @@
 //===- SplitKTest.cpp - split-K variants: choice, plan, workspace ---------===//
 //
-// The runtime side of the sm_90a split-K variant (CudaVariants.h), without
-// a GPU: the cost model (splitKSlices), the metadata's "split_k" (with its
+// The runtime side of the sm_90a split-K and narrow variants
+// (CudaVariants.h), without a GPU: the cost model (splitKSlices), the metadata's "split_k" (with its
 // "slice_bytes") and "workspace_bytes", and launches against the mock
 // driver (grid (tiles, S, 1), the workspace param: tiles x S x slice_bytes,
 // zeroed, one per stream, reused, grown when a launch needs more, the least
@@ -292,4 +292,143 @@ TEST(SplitKMock, LaunchGridAndWorkspace) {
   k.k = nullptr;
   EXPECT_GE(mock->frees, frees + 4);
   EXPECT_EQ(mock->pushes, mock->pops);
+}
+
+//===----------------------------------------------------------------------===//
+// The narrow variant ("max_rows" + "split_k"): its cost model, metadata and
+// launches.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// splitKMeta's variant as a narrow one: launched only when A's and C's
+/// dim 0 (N) is at most 1000, no max_tiles (named *_sk_nr: the mock driver
+/// passes a workspace to kernels whose name has "_sk").
+json narrowMeta() {
+  json m = splitKMeta();
+  json &v = m["variants"][0];
+  v.erase("max_tiles");
+  v["kernel"] = "add_kernel_sm90_sk_nr";
+  v["schedule"] = "narrow";
+  v["max_rows"] = {{"rows", 1000}, {"params", {0, 2}}};
+  return m;
+}
+
+} // namespace
+
+TEST(Narrow, CostModel) {
+  using cuda::narrowSlices;
+  // The model: min over S of ceil(kTiles / S) + 12 ceil(log2 S) with tiles
+  // * S <= SMs, S = 1 included (H200 figures in docs/performance.md).
+  // M = 1, N = K = 4096, 128-column tiles: 32 tiles, 64 K tiles: 4 slices
+  // (16 + 24 against 2 slices' 32 + 12).
+  EXPECT_EQ(narrowSlices(32, 4096, 64, 132, nullptr, 4096), 4);
+  // N = 1024, K = 8192: 8 tiles, 128 K tiles: 8 slices (16 + 36).
+  EXPECT_EQ(narrowSlices(8, 8192, 64, 132, nullptr, 4096), 8);
+  // 112 tiles (N = 14336): one per SM already: 1 slice.
+  EXPECT_EQ(narrowSlices(112, 4096, 64, 132, nullptr, 4096), 1);
+  EXPECT_EQ(narrowSlices(256, 4096, 64, 132, "auto", 4096), 1);
+  // Short K: 9 K tiles, 2 slices cost 5 + 12: 1 slice.
+  EXPECT_EQ(narrowSlices(33, 520, 64, 132, "", 4096), 1);
+  // Unknown SM count, empty K: 1 slice (still this variant).
+  EXPECT_EQ(narrowSlices(4, 65536, 64, 0, nullptr, 4096), 1);
+  EXPECT_EQ(narrowSlices(4, 0, 64, 132, nullptr, 4096), 1);
+  // More tiles than counters, nonsense: not this variant.
+  EXPECT_EQ(narrowSlices(4097, 4096, 64, 132, nullptr, 4096), 0);
+  EXPECT_EQ(narrowSlices(0, 4096, 64, 132, nullptr, 4096), 0);
+  EXPECT_EQ(narrowSlices(4, 4096, 64, 132, nullptr, 0), 0);
+  // TILE_SPLIT_K: N slices (capped at the K tiles, 65535 and the
+  // counters), "off" and the like: one slice.
+  EXPECT_EQ(narrowSlices(32, 4096, 64, 132, "3", 4096), 3);
+  EXPECT_EQ(narrowSlices(32, 4096, 64, 132, "1000", 4096), 64);
+  EXPECT_EQ(narrowSlices(64, 1 << 30, 64, 132, "1000", 4096), 64);
+  for (const char *off : {"0", "1", "off", "-3", "2x"})
+    EXPECT_EQ(narrowSlices(32, 4096, 64, 132, off, 4096), 1) << off;
+}
+
+TEST(Narrow, Metadata) {
+  KernelPlan plan;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(narrowMeta().dump(), plan, error)) << error;
+  ASSERT_EQ(plan.variants.size(), 1u);
+  EXPECT_EQ(plan.variants[0].maxRows, 1000);
+  EXPECT_EQ(plan.variants[0].rowParams, (std::vector<int32_t>{0, 2}));
+  std::vector<cuda::VariantSpec> vs;
+  ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
+  EXPECT_EQ(vs[0].maxRows, 1000);
+  EXPECT_EQ(vs[0].rowParams, (std::vector<int32_t>{0, 2}));
+
+  struct Bad {
+    json value;
+    const char *message;
+  } bad[] = {
+      {3, "variants[0].max_rows must be an object"},
+      {{{"params", {0}}}, "variants[0].max_rows.rows is missing"},
+      {{{"rows", 0}, {"params", {0}}},
+       "variants[0].max_rows.rows must be an integer in [1, 2^30]"},
+      {{{"rows", 16}}, "variants[0].max_rows.params is missing"},
+      {{{"rows", 16}, {"params", json::array()}},
+       "variants[0].max_rows.params must list at least one tensor param"},
+      {{{"rows", 16}, {"params", {7}}},
+       "variants[0].max_rows.params must be indices of tensor params"},
+      {{{"rows", 16}, {"params", {"A"}}},
+       "variants[0].max_rows.params must be indices of tensor params"},
+      // Without max_rows, split_k needs max_tiles again.
+      {nullptr, "variants[0].split_k needs max_tiles or max_rows"},
+  };
+  for (const Bad &b : bad) {
+    SCOPED_TRACE(b.message);
+    json m = narrowMeta();
+    if (b.value.is_null())
+      m["variants"][0].erase("max_rows");
+    else
+      m["variants"][0]["max_rows"] = b.value;
+    KernelPlan p;
+    EXPECT_FALSE(parseMetadata(m.dump(), p, error));
+    EXPECT_NE(error.find(b.message), std::string::npos) << error;
+  }
+}
+
+TEST(NarrowMock, RowsAndSlices) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  ::unsetenv("TILE_GEMM_TILE");
+  EnvGuard env("3");
+  KernelGuard k(load(cudaBundle(narrowMeta()), "ffi"));
+  ASSERT_TRUE(k.k);
+  // N = 1000 rows: the narrow kernel, grid (16 tiles, 3 slices).
+  const int64_t n = 1000;
+  DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  void *s1 = reinterpret_cast<void *>(0x71);
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_sk_nr");
+  EXPECT_EQ(mock->grid[0], 16u);
+  EXPECT_EQ(mock->grid[1], 3u);
+  EXPECT_EQ(c[999], 3.0f);
+  {
+    // One slice: grid (16, 1, 1), still the narrow kernel.
+    EnvGuard off("off");
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90_sk_nr");
+    EXPECT_EQ(mock->grid[1], 1u);
+  }
+  {
+    // TILE_GEMM_TILE=user or large: the program's tile shape.
+    for (const char *shape : {"user", "large"}) {
+      ::setenv("TILE_GEMM_TILE", shape, 1);
+      ASSERT_EQ(tile_kernel_launch(k, args, 3, s1, nullptr), TILE_STATUS_OK);
+      EXPECT_STREQ(mock->last_function, "add_kernel") << shape;
+    }
+    ::unsetenv("TILE_GEMM_TILE");
+  }
+  // 1001 rows: more than max_rows, so entry.kernel.
+  DevTensor a2({1001}, 1.0f), b2({1001}, 2.0f), c2({1001});
+  tile_arg wide[3] = {tile_arg_tensor(a2.dl()), tile_arg_tensor(b2.dl()),
+                      tile_arg_tensor(c2.dl())};
+  ASSERT_EQ(tile_kernel_launch(k, wide, 3, s1, nullptr), TILE_STATUS_OK);
+  EXPECT_STREQ(mock->last_function, "add_kernel");
+  EXPECT_EQ(c2[1000], 3.0f);
 }

@@ -11,7 +11,10 @@
 //
 // The body comes from the schedule's KernelBuilder (KernelBuilder.h); the
 // variant is recorded in the metadata (VariantMetadata.h). First comes
-// NAME_kernel_sm90_sk, the split-K kernel for grids of at most
+// NAME_kernel_sm90_nr16 and _nr64, the narrow kernels for launches of at
+// most 16 and 64 rows of A and C (Narrow.cpp; split-K's grid and
+// workspace, the runtime's "max_rows" rule), where the tile rows allow it
+// (a remark says why not). Then NAME_kernel_sm90_sk, the split-K kernel for grids of at most
 // kSplitKMaxTiles tiles (SplitK.cpp; it takes a trailing workspace
 // pointer after the tensor maps; the runtime tries the variants in
 // order). A 128x128 launch tile then gets NAME_kernel_sm90_wide, CTA
@@ -73,6 +76,10 @@ struct ConvertTileGemmToSM90Pass
         return signalPassFailure();
       }
       tagged->removeAttr(kWarpSpecializeAttr);
+      // Narrow first (NarrowKernel): launches of at most 16, then 64 rows
+      // (GEMV-like), whatever their tile count.
+      if (failed(addNarrowVariant(kernel, tagged, *m, variants)))
+        return signalPassFailure();
       // Split-K first (SplitKKernel): for grids of at most kSplitKMaxTiles
       // tiles the runtime launches it when its cost model gives at least 2
       // K-slices (max_tiles + split_k); other launches go on.
@@ -150,6 +157,49 @@ struct ConvertTileGemmToSM90Pass
     return success();
   }
 
+  /// Builds NAME_kernel_sm90_nr<R> (NarrowKernel) for each R of
+  /// kNarrowRows into `variants` where narrowRowsApply holds (a remark on
+  /// `loop` says why not, once).
+  LogicalResult addNarrowVariant(func::FuncOp kernel, PipelinedOp loop,
+                                 const GemmMatch &m,
+                                 SmallVectorImpl<BuiltVariant> &variants) {
+    for (int64_t rows : kNarrowRows) {
+      std::string why;
+      if (failed(narrowRowsApply(m, rows, why))) {
+        loop->emitRemark("sm90: no narrow-row variant of ")
+            << rows << " rows for this GEMM: " << why;
+        return success();
+      }
+      auto built = build(kernel, m, narrowPlan(m, rows),
+                         "_nr" + std::to_string(rows));
+      if (failed(built))
+        return failure();
+      built->maxRows = rows;
+      variants.push_back(std::move(*built));
+    }
+    return success();
+  }
+
+  /// The plan of the `rows`-row narrow variant: split-K's, one consumer
+  /// warpgroup per 64 columns of the tile, two CTAs per multiprocessor
+  /// (one for 256-column tiles: 640 threads) with as many stages (at most
+  /// 8) as fit in their share of shared memory; no setmaxnreg.
+  static WarpSpecialization narrowPlan(const GemmMatch &m, int64_t rows) {
+    WarpSpecialization s;
+    s.producers = 1;
+    s.consumers = m.tileN / 64;
+    s.splitK = true;
+    s.narrowRows = rows;
+    s.ctasPerSm = s.threads() <= 512 ? 2 : 1;
+    s.producerRegs = s.consumerRegs = 0;
+    const int64_t stageBytes = (rows + m.tileN) * kBlockK * 2;
+    // Per CTA: its share of the multiprocessor, less the 1 KiB the
+    // hardware reserves and the kernel's 1 KiB of alignment slack.
+    const int64_t room = kSharedBytesPerSm / s.ctasPerSm - 2048;
+    s.stages = std::clamp<int64_t>(room / stageBytes, 2, 8);
+    return s;
+  }
+
   /// The plan of the split-K variant: the non-persistent cooperative tile
   /// (TM / 64 consumer warpgroups, epilogue from registers).
   static WarpSpecialization splitKPlan(const GemmMatch &m) {
@@ -221,9 +271,10 @@ struct ConvertTileGemmToSM90Pass
     fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
     fn.setKnownBlockSizeAttr(
         DenseI32ArrayAttr::get(ctx, {(int32_t)ws.threads(), 1, 1}));
-    // One block per multiprocessor: the register cap setmaxnreg needs.
+    // One block per multiprocessor (the register cap setmaxnreg needs), or
+    // the plan's several (the narrow kernel's launch bounds).
     fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                b.getI32IntegerAttr(1));
+                b.getI32IntegerAttr(int32_t(ws.ctasPerSm)));
     Block &entry = fn.getBody().front();
     b.setInsertionPointToStart(&entry);
 
@@ -241,7 +292,8 @@ struct ConvertTileGemmToSM90Pass
     return BuiltVariant{kernelName,        m, ws, kb->sharedBytes(),
                         /*maxTiles=*/0, kb->workspaceBytes(),
                         kb->workspaceSliceBytes(),
-                        /*packKernel=*/"", /*packElemBytes=*/0, {}};
+                        /*packKernel=*/"", /*packElemBytes=*/0, {},
+                        /*maxRows=*/0};
   }
 };
 

@@ -22,6 +22,8 @@ sm90::createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
   // WarpSpecialization::fromAttr guarantees that ping-pong and the
   // TMA-store epilogue come with persistent, and not together; the
   // persistent and wide-tile kernels implement the TMA-store epilogue.
+  if (ws.narrowRows > 0)
+    return std::make_unique<NarrowKernel>(b, loc, m, ws);
   if (ws.splitK)
     return std::make_unique<SplitKKernel>(b, loc, m, ws);
   if (ws.wideAxis >= 0)
@@ -70,6 +72,17 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
              cst(1024));
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   wg = divu(tid, cst(128));
+  if (ws.producerRegs == 0) {
+    // Without setmaxnreg (whose .aligned form tells ptxas that each role
+    // branch is warpgroup-uniform) the warpgroup index comes from lane 0
+    // by shfl.sync, which ptxas sees as warp-uniform; else it serializes
+    // every wgmma behind the role branch (C7520).
+    auto i32T = b.getI32Type();
+    Value lane0 = NVVM::ShflOp::create(
+        b, loc, i32T, i32(-1), toI32(wg), i32(0), i32(31),
+        NVVM::ShflKindAttr::get(ctx, NVVM::ShflKind::idx), UnitAttr{});
+    wg = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), lane0);
+  }
 
   globalA = mapping.lookup(m.A);
   globalB = mapping.lookup(m.B);
@@ -79,7 +92,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   if (ws.ldgLoads)
     nullPtr = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
   tmaA = UnrealizedConversionCastOp::create(
-             b, loc, tmaType({m.tileM, kBlockK}),
+             b, loc, tmaType({aRows(), kBlockK}),
              ws.ldgLoads ? nullPtr : tensorMaps[0])
              .getResult(0);
   tmaB = UnrealizedConversionCastOp::create(
@@ -138,7 +151,10 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&roles.getThenRegion().front());
-    setMaxRegisters(ws.producerRegs, NVVM::SetMaxRegisterAction::decrease);
+    // Several CTAs per multiprocessor (ws.ctasPerSm): no setmaxnreg, the
+    // registers are the launch bounds'.
+    if (ws.producerRegs > 0)
+      setMaxRegisters(ws.producerRegs, NVVM::SetMaxRegisterAction::decrease);
     if (!ws.ldgLoads) {
       Value issuer =
           cmp(arith::CmpIPredicate::eq, tid, cst(ws.consumers * 128));
@@ -150,7 +166,8 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&roles.getElseRegion().front());
-    setMaxRegisters(ws.consumerRegs, NVVM::SetMaxRegisterAction::increase);
+    if (ws.consumerRegs > 0)
+      setMaxRegisters(ws.consumerRegs, NVVM::SetMaxRegisterAction::increase);
     signaller = cmp(arith::CmpIPredicate::eq, remu(tid, cst(128)), cst(0));
     consumer(mapping);
   }
@@ -181,7 +198,7 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol) {
                                           Value{});
   Value stageOff = mul(stage, cst(stageBytes()));
   Value k0 = mul(kIt, cst(kBlockK));
-  Value aDst = view(smemType({m.tileM, kBlockK}, m.inType), stageOff);
+  Value aDst = view(smemType({aRows(), kBlockK}, m.inType), stageOff);
   nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaA,
                                 ValueRange{k0, aRow}, stage, Value{}, Value{});
   for (int64_t h = 0; h < loadN() / 64; ++h) {
@@ -255,7 +272,7 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
     return add(mul(row, cst(64)), mul(x, cst(kChunk)));
   };
   // A: TM rows x 8 chunks.
-  for (int64_t j = 0; j < m.tileM * 8 / 128; ++j) {
+  for (int64_t j = 0; j < aRows() * 8 / 128; ++j) {
     Value q = add(p, cst(128 * j));
     Value r = divu(q, cst(8)), c = remu(q, cst(8));
     chunk(globalA, add(aRow, r), add(k0, mul(c, cst(kChunk))), M, K,

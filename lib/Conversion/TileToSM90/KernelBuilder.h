@@ -119,6 +119,9 @@ protected:
   virtual void consumer(IRMapping &mapping) = 0;
   /// B columns one stage holds: the tile's (ping-pong: a unit's).
   virtual int64_t loadN() const { return m.tileN; }
+  /// A rows one stage holds (A's TMA box): the tile's (narrow: its
+  /// narrowRows).
+  virtual int64_t aRows() const { return m.tileM; }
   /// Accumulator rows per consumer warpgroup: 64 (ping-pong: the tile's).
   virtual int64_t accRows() const { return 64; }
   /// Arrivals that release a stage: one per consumer warpgroup (ping-pong:
@@ -166,9 +169,9 @@ protected:
   /// batched (a branch per store made it pair each load with its store).
   void predicatedStore(Value C, Value row, Value col, Value v, Value pred);
 
-  int64_t aBytes() const { return m.tileM * kBlockK * 2; }
+  int64_t aBytes() const { return aRows() * kBlockK * 2; }
   int64_t bBoxBytes() const { return kBlockK * 64 * 2; }
-  int64_t stageBytes() const { return (m.tileM + loadN()) * kBlockK * 2; }
+  int64_t stageBytes() const { return (aRows() + loadN()) * kBlockK * 2; }
 
   Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value i32(int64_t v) {
@@ -361,8 +364,8 @@ public:
   static constexpr int64_t kSplitKCounters = 4096;
   int64_t workspaceBytes() const override { return 4 * kSplitKCounters; }
   int64_t workspaceSliceBytes() const override;
-  /// Bytes of one f32 partial tile.
-  int64_t partialBytes() const { return m.tileM * m.tileN * 4; }
+  /// Bytes of one f32 partial tile (the rows the kernel computes).
+  int64_t partialBytes() const { return aRows() * m.tileN * 4; }
 
 protected:
   LogicalResult mapLaunch(IRMapping &mapping) override;
@@ -370,7 +373,40 @@ protected:
   void producer(IRMapping &mapping) override;
   void consumer(IRMapping &mapping) override;
 
+  /// The tree over the K-slices (SplitK.cpp) of this consumer thread's
+  /// partial sums `vals`, which go through the slots as vectors of `vec`
+  /// (vals.size() a multiple of it); `vectorLive(j)`: whether vector j
+  /// holds an element of C (else it is neither stored nor read). Returns
+  /// whether this CTA is the root (holds the whole sum) and the values,
+  /// the whole sum in the root.
+  std::pair<Value, SmallVector<Value>>
+  reduceSlices(ArrayRef<Value> vals, int64_t vec,
+               function_ref<Value(int64_t)> vectorLive);
+
   Value tileId, slice, slices, kBegin;
+};
+
+/// Narrow rows (Narrow.cpp): the split-K kernel (same grid, workspace and
+/// tree) for launches of at most ws.narrowRows rows of A and C. It
+/// computes only the first narrowRows rows of each launch tile, as the
+/// swapped product C^T = B^T A^T: stage = A's narrowRows x 64 box (wgmma's
+/// K-major B operand) then B's boxes (wgmma's transposed A operand, one
+/// 64-column box per consumer warpgroup), m64nRk16 wgmmas, an accumulator
+/// of 8 f32 per thread for R = 16. The CTA is small (stages sized for
+/// ws.ctasPerSm CTAs per multiprocessor, no setmaxnreg), so a skinny GEMM
+/// gets several CTAs per multiprocessor, each with its stages of B in
+/// flight, instead of 128-row tiles whose rows are nearly all past M.
+class NarrowKernel : public SplitKKernel {
+public:
+  using SplitKKernel::SplitKKernel;
+
+protected:
+  int64_t aRows() const override { return ws.narrowRows; }
+  void consumer(IRMapping &mapping) override;
+  /// The swapped wgmma loop over the slice's K tiles: this thread's
+  /// accumulator (an LLVM struct of wgmma's m64nR f32 layout, B^T rows =
+  /// C columns); read it after wait_group 0.
+  Value swappedMainLoop();
 };
 
 /// Wide tiles (WideTile.cpp): the persistent cooperative kernel whose CTA

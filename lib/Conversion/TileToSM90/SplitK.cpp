@@ -92,43 +92,11 @@ void SplitKKernel::consumer(IRMapping &mapping) {
   Value acc = mainLoop(cst(0));
   finishTile(cst(0));
 
-  auto f32 = b.getF32Type();
-  auto i32T = b.getI32Type();
-  auto i1T = b.getI1Type();
-  auto ptrT = LLVM::LLVMPointerType::get(ctx);
   SmallVector<Value> vals = accumulatorValues(acc, 1, loadN() / 2)[0];
   const int64_t n = int64_t(vals.size());
-  const int64_t consumerThreads = ws.consumers * 128;
   // Each thread's values go to the slot as vectors of `vec` (16-byte
-  // accesses when the count allows), vector j of thread `tid` at float
-  // (j * consumerThreads + tid) * vec: coalesced, and every thread reads
-  // back exactly the values the same thread of the sibling CTA wrote.
+  // accesses when the count allows).
   const int64_t vec = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
-  auto vecT = VectorType::get({vec}, f32);
-  auto toI64 = [&](Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v).getResult();
-  };
-  const int64_t tileFloats = m.tileM * m.tileN;
-  // Counter (t, m) and slot (t, r): index t * S + m (resp. r); the
-  // counters first, at a fixed place whatever tiles x S.
-  Value tileBase = mul(tileId, slices);
-  Value counters = workspace;
-  Value slots = LLVM::GEPOp::create(b, loc, ptrT, b.getI8Type(), workspace,
-                                    ArrayRef<LLVM::GEPArg>{
-                                        int32_t(workspaceBytes())});
-  auto slotPtr = [&](Value start) {
-    Value first = add(mul(add(tileBase, start), cst(tileFloats)),
-                      mul(tid, cst(vec)));
-    return LLVM::GEPOp::create(b, loc, ptrT, f32, slots,
-                               ValueRange{toI64(first)})
-        .getResult();
-  };
-  auto slotElement = [&](Value slot, int64_t j) {
-    return LLVM::GEPOp::create(
-        b, loc, ptrT, f32, slot,
-        ArrayRef<LLVM::GEPArg>{int32_t(j * consumerThreads * vec)});
-  };
-  Value first = cmp(arith::CmpIPredicate::eq, tid, cst(0));
   // Only rows of C that exist go through the slots: a thread whose
   // accumulator rows (row0 and row0 + 8 of the accumulator layout) are
   // both past M neither stores nor reads partial sums, so a GEMM of 1 or
@@ -152,6 +120,54 @@ void SplitKKernel::consumer(IRMapping &mapping) {
                cmp(arith::CmpIPredicate::ult, add(col0, cst(8 * j)), cols))
         .getResult();
   };
+  auto [root, total] = reduceSlices(vals, vec, vectorLive);
+
+  // The CTA still going after the last level holds the whole sum: the
+  // launch's epilogue from it, C from registers.
+  auto ifRoot = scf::IfOp::create(b, loc, TypeRange{}, root, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifRoot.getThenRegion().front());
+  epilogueFromValues({total}, tm, cst(0), mul(wg, cst(64)));
+}
+
+std::pair<Value, SmallVector<Value>>
+SplitKKernel::reduceSlices(ArrayRef<Value> vals, int64_t vec,
+                           function_ref<Value(int64_t)> vectorLive) {
+  auto f32 = b.getF32Type();
+  auto i32T = b.getI32Type();
+  auto i1T = b.getI1Type();
+  auto ptrT = LLVM::LLVMPointerType::get(ctx);
+  const int64_t n = int64_t(vals.size());
+  assert(n % vec == 0 && "whole vectors");
+  const int64_t consumerThreads = ws.consumers * 128;
+  // Vector j of thread `tid` at float (j * consumerThreads + tid) * vec:
+  // coalesced, and every thread reads back exactly the values the same
+  // thread of the sibling CTA wrote.
+  auto vecT = VectorType::get({vec}, f32);
+  auto toI64 = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v).getResult();
+  };
+  const int64_t tileFloats = partialBytes() / 4;
+  // Counter (t, m) and slot (t, r): index t * S + m (resp. r); the
+  // counters first, at a fixed place whatever tiles x S.
+  Value tileBase = mul(tileId, slices);
+  Value counters = workspace;
+  Value slots = LLVM::GEPOp::create(b, loc, ptrT, b.getI8Type(), workspace,
+                                    ArrayRef<LLVM::GEPArg>{
+                                        int32_t(workspaceBytes())});
+  auto slotPtr = [&](Value start) {
+    Value first = add(mul(add(tileBase, start), cst(tileFloats)),
+                      mul(tid, cst(vec)));
+    return LLVM::GEPOp::create(b, loc, ptrT, f32, slots,
+                               ValueRange{toI64(first)})
+        .getResult();
+  };
+  auto slotElement = [&](Value slot, int64_t j) {
+    return LLVM::GEPOp::create(
+        b, loc, ptrT, f32, slot,
+        ArrayRef<LLVM::GEPArg>{int32_t(j * consumerThreads * vec)});
+  };
+  Value first = cmp(arith::CmpIPredicate::eq, tid, cst(0));
   SmallVector<Type> vecValueTypes(size_t(vec), f32);
   auto sub = [&](Value x, Value y) {
     return arith::SubIOp::create(b, loc, x, y).getResult();
@@ -289,11 +305,6 @@ void SplitKKernel::consumer(IRMapping &mapping) {
     scf::YieldOp::create(b, loc, next);
   }
 
-  // The CTA still going after the last level holds the whole sum: the
-  // launch's epilogue from it, C from registers.
-  auto ifRoot = scf::IfOp::create(b, loc, TypeRange{}, tree.getResult(1), false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&ifRoot.getThenRegion().front());
   SmallVector<Value> total(tree.getResults().drop_front(2));
-  epilogueFromValues({total}, tm, cst(0), mul(wg, cst(64)));
+  return {tree.getResult(1), total};
 }

@@ -37,8 +37,10 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     // Without TMA (ws.ldgLoads): no maps, so the runtime has nothing to
     // refuse and launches it for any operands.
     SmallVector<TmaDescAttr> maps;
+    // The narrow kernel's A box has its rows (ws.narrowRows).
     if (!ws.ldgLoads)
-      maps = {tma(m.A, kBlockK, m.tileM, m.inType),
+      maps = {tma(m.A, kBlockK, ws.narrowRows > 0 ? ws.narrowRows : m.tileM,
+                  m.inType),
               tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
       maps.push_back(tma(m.C, 64, 64, m.outType, /*optional=*/true));
@@ -49,6 +51,11 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     if (ws.splitK)
       splitK = {cast<BlockArgument>(m.A).getArgNumber(), 1, kBlockK,
                 built.workspaceSliceBytes};
+    // Narrow: launched only when A and C have at most maxRows rows.
+    SmallVector<int64_t> maxRows;
+    if (built.maxRows > 0)
+      maxRows = {built.maxRows, cast<BlockArgument>(m.A).getArgNumber(),
+                 cast<BlockArgument>(m.C).getArgNumber()};
     // Persistent: one CTA per SM (capped at the tile count), each looping
     // over tiles. The schedule is informational (launched alike). The
     // small-grid variant (max_tiles) sends larger grids on.
@@ -58,6 +65,7 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         built.sharedBytes,
         ws.persistent ? VariantGrid::sms : VariantGrid::launch, built.maxTiles,
         ws.pingpong     ? b.getStringAttr("pingpong")
+        : ws.narrowRows > 0 ? b.getStringAttr("narrow")
         : ws.splitK     ? b.getStringAttr("splitk")
         : ws.wideAxis >= 0 ? b.getStringAttr("wide")
                         : StringAttr(),
@@ -65,7 +73,8 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         built.packKernel.empty() ? StringAttr()
                                  : b.getStringAttr(built.packKernel),
         built.packKernel.empty() ? 0 : built.packElemBytes,
-        built.packKernel.empty() ? 1 : kPackOperands, built.coarsen));
+        built.packKernel.empty() ? 1 : kPackOperands, built.coarsen,
+        maxRows));
   }
   setKernelInfo(module, info.withVariants(all));
   return success();

@@ -31,6 +31,9 @@ struct BuiltVariant {
   /// Wide tiles: launch blocks per CTA tile along each grid axis (x, y,
   /// z); empty: one.
   SmallVector<int64_t, 3> coarsen;
+  /// Narrow rows: launched only when A and C have at most this many rows
+  /// ("max_rows"); 0: any.
+  int64_t maxRows = 0;
 };
 
 /// Appends one typed variant (#tile.kernel_variant) per built variant, in

@@ -383,12 +383,16 @@ private:
           vl->spec().coarsened() ? ", coarsen " + str(c[0]) + "x" + str(c[1]) +
                                        "x" + str(c[2])
                                  : "";
+      std::string rows = vl->spec().maxRows > 0
+                             ? ", rows <= " + str(vl->spec().maxRows)
+                             : "";
       std::fprintf(stderr,
-                   "tile: kernel '%s': variant %s (%s, max_tiles %lld%s%s) "
+                   "tile: kernel '%s': variant %s (%s, max_tiles %lld%s%s%s) "
                    "enabled\n",
                    name_.c_str(), vl->spec().kernel.c_str(),
                    vl->spec().kind.c_str(), (long long)vl->spec().maxTiles,
-                   vl->spec().kParam >= 0 ? ", split-K" : "", coarse.c_str());
+                   vl->spec().kParam >= 0 ? ", split-K" : "", coarse.c_str(),
+                   rows.c_str());
     }
     if (l.variants.empty())
       std::fprintf(stderr, "tile: kernel '%s': variants not used: %s\n",

@@ -98,6 +98,37 @@ int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
   return best;
 }
 
+int64_t narrowSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
+                     const char *override, int64_t counters) {
+  if (tiles < 1 || blockK < 1 || counters / tiles < 1)
+    return 0;
+  const int64_t kTiles = std::max<int64_t>(1, (k + blockK - 1) / blockK);
+  const int64_t maxByCounters = counters / tiles;
+  if (override && *override && std::strcmp(override, "auto") != 0) {
+    char *end = nullptr;
+    long long n = std::strtoll(override, &end, 10);
+    if (end == override || *end != '\0' || n < 2)
+      return 1; // "0", "1", "off" or not a number: one slice
+    return std::min<int64_t>({int64_t(n), kTiles, 65535, maxByCounters});
+  }
+  // Measured on the H200 (docs/performance.md, "Narrow rows"): with one
+  // CTA per SM the tiles already saturate HBM (1 x 14336 x 4096: 39.3 us
+  // unsplit, 42.4 with 2 slices), and a level costs as split-K's does
+  // (1 x 1024 x 8192, 8 tiles: 15.9 us with 8 slices, 17.8 with 16).
+  const int64_t maxS = std::min<int64_t>(
+      {std::max<int64_t>(sms / tiles, 1), kTiles, maxByCounters});
+  int64_t best = 1, bestCost = kTiles;
+  for (int64_t s = 2, levels = 1; s <= maxS; ++s) {
+    if ((int64_t(1) << levels) < s)
+      ++levels;
+    const int64_t cost =
+        (kTiles + s - 1) / s + levels * kReductionLevelKTiles;
+    if (cost < bestCost)
+      best = s, bestCost = cost;
+  }
+  return best;
+}
+
 int64_t coarseTiles(const int64_t c[3], int64_t gx, int64_t gy, int64_t gz) {
   return ((gx + c[0] - 1) / c[0]) * ((gy + c[1] - 1) / c[1]) *
          ((gz + c[2] - 1) / c[2]);
@@ -170,6 +201,8 @@ bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
     }
     for (int d = 0; d < 3; ++d)
       s.coarsen[d] = v.coarsen[d];
+    s.maxRows = v.maxRows;
+    s.rowParams = v.rowParams;
     s.sliceBytes = size_t(v.sliceBytes);
     for (size_t j = 0; j < v.tma.size(); ++j) {
       TmaSpec t;
@@ -316,17 +349,32 @@ bool VariantLauncher::accepts(int64_t gx, int64_t gy, int64_t gz) const {
 
 int64_t VariantLauncher::slices(void *const *args, int64_t gx, int64_t gy,
                                 int64_t gz) const {
+  // The memref descriptor {allocated, aligned, offset, sizes[rank], ...}.
+  auto size = [&](int32_t param, int64_t dim) {
+    int64_t v;
+    std::memcpy(&v, static_cast<const char *>(args[param]) + 24 + 8 * dim, 8);
+    return v;
+  };
+  const TileShape shape = tileShapeOverride(std::getenv("TILE_GEMM_TILE"));
+  if (spec_.maxRows > 0) {
+    // The narrow kernel computes the first maxRows rows of each tile only.
+    if (shape != TileShape::Auto)
+      return 0;
+    for (int32_t p : spec_.rowParams)
+      if (size(p, 0) > spec_.maxRows)
+        return 0;
+    if (spec_.kParam < 0)
+      return 1;
+    return narrowSlices(gx * gy * gz, size(spec_.kParam, spec_.kDim),
+                        spec_.blockK, sms_, std::getenv("TILE_SPLIT_K"),
+                        int64_t(spec_.workspaceBytes / 4));
+  }
   if (spec_.kParam < 0)
     return 1;
   // TILE_GEMM_TILE=large: the coarse tiles for every launch, so no split-K.
-  if (tileShapeOverride(std::getenv("TILE_GEMM_TILE")) == TileShape::Large)
+  if (shape == TileShape::Large)
     return 0;
-  // The memref descriptor {allocated, aligned, offset, sizes[rank], ...}.
-  int64_t k;
-  std::memcpy(&k,
-              static_cast<const char *>(args[spec_.kParam]) + 24 +
-                  8 * spec_.kDim,
-              8);
+  const int64_t k = size(spec_.kParam, spec_.kDim);
   return splitKSlices(gx * gy * gz, k, spec_.blockK, sms_, spec_.maxTiles,
                       std::getenv("TILE_SPLIT_K"),
                       int64_t(spec_.workspaceBytes / 4));

@@ -43,6 +43,11 @@
 // padded to 16 bytes and maps the copy, if the cost rule (repackPays) or
 // TILE_REPACK says so.
 //
+// A narrow variant ("max_rows" with "split_k", docs/pipelines.md "Narrow
+// rows") accepts a launch only when dim 0 of each of its row params is at
+// most max_rows; it is launched like split-K with the S of narrowSlices (1
+// included: grid (tiles, 1, 1)).
+//
 // A variant with "coarsen" (docs/pipelines.md "Tile shape") runs tiles of
 // several launch blocks (e.g. 128x256 for a 128x128 launch tile): it
 // accepts a launch when useCoarseTiles prefers its own tile count
@@ -56,8 +61,10 @@
 // "auto": the repack cost rule; "0"/"off": never repack; "1"/"on": repack
 // whenever it is possible (CudaRepack.h); TILE_GEMM_TILE (read per
 // launch): unset, empty, "auto" or anything else: the tile-shape cost
-// model; "user": never a coarsened variant; "large": a coarsened variant
-// for every launch it can run, and never split-K.
+// model; "user": never a coarsened or narrow variant (the program's tile
+// shape); "large": a coarsened variant for every launch it can run, and
+// never split-K or narrow. TILE_SPLIT_K applies to narrow variants too,
+// with "0", "1" or "off" meaning one slice.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_LIB_RUNTIME_CUDAVARIANTS_H
@@ -108,6 +115,10 @@ struct VariantSpec {
   uint32_t repackMask = 0;
   /// "coarsen": launch blocks per variant tile along x, y, z.
   int64_t coarsen[3] = {1, 1, 1};
+  /// "max_rows": launched only when dim 0 of every rowParams tensor is at
+  /// most maxRows (0: any launch).
+  int64_t maxRows = 0;
+  std::vector<int32_t> rowParams;
   bool coarsened() const {
     return coarsen[0] * coarsen[1] * coarsen[2] > 1;
   }
@@ -158,6 +169,19 @@ int64_t splitKSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
                      int64_t maxTiles, const char *override,
                      int64_t counters);
 
+/// The narrow variant's K-slices for a launch of `tiles` tiles, reduction
+/// extent `k` (blockK units per K tile) on `sms` multiprocessors with
+/// `counters` arrival counters; 0 = the launch cannot run it (more tiles
+/// than counters). `override`: TILE_SPLIT_K's value.
+///   override N >= 2: min(N, kTiles, 65535, counters / tiles); "0", "1",
+///     "off": 1;
+///   the model: splitKSlices' (S in [2, min(sms / tiles, kTiles, counters
+///     / tiles)] minimising ceil(kTiles / S) + 12 ceil(log2 S)), but S = 1
+///     (kTiles) is a candidate too, not a refusal: the narrow kernel runs
+///     the launch either way.
+int64_t narrowSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
+                     const char *override, int64_t counters);
+
 /// The driver's view of the plan's "sm90_tma_wgmma" variants (parsed and
 /// checked against the params by parseMetadata). False with `error`
 /// ("bundle metadata: variants[0].tma[1].swizzle ...") for a name the
@@ -195,10 +219,11 @@ public:
   /// useCoarseTiles with TILE_GEMM_TILE) take a launch of grid (gx, gy,
   /// gz) (a split-K variant: see slices()).
   bool accepts(int64_t gx, int64_t gy, int64_t gz) const;
-  /// A split-K variant's K-slices for this launch (splitKSlices with K
-  /// read from the args' memref descriptors and TILE_SPLIT_K); 0: not
-  /// this variant (always with TILE_GEMM_TILE=large). 1 for other
-  /// variants.
+  /// A split-K variant's K-slices for this launch (splitKSlices, or
+  /// narrowSlices for a narrow one, with K read from the args' memref
+  /// descriptors and TILE_SPLIT_K); 0: not this variant (always with
+  /// TILE_GEMM_TILE=large; a narrow one also with "user" or when a row
+  /// param has more than max_rows rows). 1 for other variants.
   int64_t slices(void *const *args, int64_t gx, int64_t gy, int64_t gz) const;
   /// The workspace bytes of a launch of `tiles` tiles and `slices` slices.
   size_t workspaceBytes(int64_t tiles, int64_t slices) const;

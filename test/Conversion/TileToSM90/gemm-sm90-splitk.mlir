@@ -5,12 +5,12 @@
 // RUN: tilec %tile_src_root/examples/gemm.mlir --target=cuda --chip=sm_90a --emit=ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 
-// The split-K variant (SplitK.cpp), first in the list: for launches of at
+// The split-K variant (SplitK.cpp), after the narrow one (gemm-sm90-narrow.mlir): for launches of at
 // most 66 tiles; the runtime picks S K-slices per launch (split_k = [A's
 // param, its K dim, 64 per K tile, workspace bytes per tile and slice: a
 // 128x128 f32 partial], after workspace_bytes = 16384 of arrival
 // counters).
-// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_sk", block = [384, 1, 1], shared_bytes = 164864, max_tiles = 66, schedule = "splitk", tma = [{{.*}}], split_k = [0, 1, 64, 65536], workspace_bytes = 16384, pack = "gemm_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
+// CHECK: variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_nr16", {{.*}}>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90_sk", block = [384, 1, 1], shared_bytes = 164864, max_tiles = 66, schedule = "splitk", tma = [{{.*}}], split_k = [0, 1, 64, 65536], workspace_bytes = 16384, pack = "gemm_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90",
 // The params: the kernel's, A's and B's tensor maps, the workspace.
 // CHECK-LABEL: gpu.func @gemm_kernel_sm90_sk(
 // CHECK-SAME: %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[WS:.*]]: !llvm.ptr) kernel
@@ -36,15 +36,15 @@
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[CNT]] step
 // CHECK: nvgpu.warpgroup.mma
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// Only values of rows < M and columns < N (per 8-column vector) move.
+// CHECK: %[[M:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x?xf16>
+// CHECK: %[[ROWS:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : index
+// CHECK: %[[N:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x?xf16>
 // Counters (t, m) at t*S + m from the workspace's start (4096 of them, a
 // fixed place whatever tiles x S); slots (t, r) at t*S + r, 16384 floats
 // each, after the counters' 16384 bytes.
 // CHECK: %[[TB:.*]] = arith.muli %[[T]], %[[NS]]
 // CHECK: %[[SLOTS:.*]] = llvm.getelementptr %[[WS]][16384] : (!llvm.ptr) -> !llvm.ptr, i8
-// Only values of rows < M and columns < N (per 8-column vector) move.
-// CHECK: %[[M:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x?xf16>
-// CHECK: %[[ROWS:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : index
-// CHECK: %[[N:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x?xf16>
 // The tree: while (go && h < S), h from 1, carrying the 64 values.
 // CHECK: %[[TREE:.*]]:66 = scf.while (%[[H:.*]] = %c1{{.*}}, %[[GO:.*]] = %true,
 // CHECK: %[[MORE:.*]] = arith.cmpi ult, %[[H]], %[[NS]]

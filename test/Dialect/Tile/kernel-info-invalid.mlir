@@ -132,6 +132,21 @@ func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k
 
 // -----
 
+// expected-error @+1 {{a kernel variant's max_rows must be [rows, param, ...] with rows >= 1 and at least one param >= 0}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, max_rows = [16]>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's max_rows must be [rows, param, ...] with rows >= 1 and at least one param >= 0}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, max_rows = [0, 1]>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's max_rows must be [rows, param, ...] with rows >= 1 and at least one param >= 0}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, max_rows = [16, -1]>}
+
+// -----
+
 // expected-error @+1 {{a kernel variant's workspace_bytes must be in [0, 2^40]}}
 func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, workspace_bytes = -8>}
 
@@ -219,6 +234,11 @@ func.func private @f() attributes {a = #tile.kernel_info<"k", target = "cpu", ch
 
 // expected-error @+1 {{a kernel description's shared_bytes must be >= 0}}
 func.func private @f() attributes {a = #tile.kernel_info<"k", target = "cpu", chip = "", features = "", params = [], grid = [1, 1, 1], block = [1, 1, 1], shared_bytes = -1>}
+
+// -----
+
+// expected-error @+1 {{variant 'k_sm90_nr' limits the rows of parameter #1, which is not a tensor}}
+func.func private @f() attributes {a = #tile.kernel_info<"k", target = "cuda", chip = "sm_90a", features = "", params = [<"A" : memref<?x?xf16>, dims = ["M", "K"]>, <"alpha" : f32>], grid = [1, 1, 1], block = [128, 1, 1], shared_bytes = 0, variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_nr", block = [384, 1, 1], shared_bytes = 0, max_rows = [16, 0, 1]>]>}
 
 // -----
 

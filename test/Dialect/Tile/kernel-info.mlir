@@ -67,6 +67,14 @@ func.func private @splitk_variant() attributes {
 
 // -----
 
+// A narrow variant: max_rows = [rows, params whose dim 0 is limited].
+// CHECK-LABEL: func.func private @narrow_variant
+// CHECK-SAME: a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_nr", block = [384, 1, 1], shared_bytes = 1024, schedule = "narrow", split_k = [0, 1, 64, 8192], max_rows = [16, 0, 2]>
+func.func private @narrow_variant() attributes {
+  a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_nr", block = [384, 1, 1], shared_bytes = 1024, schedule = "narrow", split_k = [0, 1, 64, 8192], max_rows = [16, 0, 2]>}
+
+// -----
+
 // A variant naming its operand repack kernel.
 // CHECK-LABEL: func.func private @pack_variant
 // CHECK-SAME: tma = [<param = 0, {{.*}}>], pack = "k_pack_b2", pack_elem_bytes = 2>

@@ -333,3 +333,42 @@ FailureOr<unsigned> sm90::wideTileAxis(const GemmMatch &m, std::string &why) {
         "row";
   return failure();
 }
+
+/// Whether `v` is provably >= 0: a block index of `launch`, a non-negative
+/// integer constant, or a sum, product, unsigned quotient / remainder,
+/// unsigned min / max of such (index arithmetic; tile origins are far from
+/// overflowing).
+static bool provablyNonNegative(Value v, LaunchOp launch) {
+  if (llvm::is_contained(launch.getBlockIndices(), v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto c = dyn_cast<arith::ConstantIndexOp>(def))
+    return c.value() >= 0;
+  if (auto c = dyn_cast<arith::ConstantIntOp>(def))
+    return c.value() >= 0;
+  if (!launch->isProperAncestor(def) ||
+      !isa<arith::AddIOp, arith::MulIOp, arith::DivUIOp, arith::RemUIOp,
+           arith::CeilDivUIOp, arith::MinUIOp, arith::MaxUIOp>(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return provablyNonNegative(operand, launch);
+  });
+}
+
+LogicalResult sm90::narrowRowsApply(const GemmMatch &m, int64_t rows,
+                                    std::string &why) {
+  if (m.tileM < rows) {
+    why = "the launch tile has " + std::to_string(m.tileM) + " rows, fewer "
+          "than " + std::to_string(rows);
+    return failure();
+  }
+  if (!provablyNonNegative(m.aRow, m.launch) ||
+      !provablyNonNegative(m.cRow, m.launch)) {
+    why = "the tile row origins of A and C are not provably non-negative "
+          "(block indices, constants, +, *, unsigned / and %)";
+    return failure();
+  }
+  return success();
+}

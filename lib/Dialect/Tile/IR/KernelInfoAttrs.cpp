@@ -381,7 +381,8 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           ArrayRef<TmaDescAttr> tma, ArrayRef<int64_t> splitK,
                           int64_t workspaceBytes, StringAttr packKernel,
                           int64_t packElemBytes, int64_t packOperands,
-                          ArrayRef<int64_t> coarsen) {
+                          ArrayRef<int64_t> coarsen,
+                          ArrayRef<int64_t> maxRows) {
   if (!kind || kind.getValue().empty() || !kernel ||
       kernel.getValue().empty() || !chip)
     return emitError() << "a kernel variant needs a kind, a chip and a "
@@ -428,6 +429,11 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!coarsen.empty() && !splitK.empty())
     return emitError() << "a kernel variant cannot be both split_k and "
                           "coarsen";
+  if (!maxRows.empty() &&
+      (maxRows.size() < 2 || maxRows[0] < 1 ||
+       llvm::any_of(maxRows.drop_front(), [](int64_t p) { return p < 0; })))
+    return emitError() << "a kernel variant's max_rows must be [rows, param, "
+                          "...] with rows >= 1 and at least one param >= 0";
   return success();
 }
 
@@ -440,7 +446,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
           packElemBytes = 0, packOperands = 1;
   VariantGrid grid = VariantGrid::launch;
   SmallVector<TmaDescAttr> tma;
-  SmallVector<int64_t> splitK, coarsen;
+  SmallVector<int64_t> splitK, coarsen, maxRows;
   if (parser.parseLess() || parser.parseAttribute(kind) ||
       parser.parseComma() || parseKey(parser, "chip") ||
       parser.parseAttribute(chip) || parser.parseComma() ||
@@ -486,12 +492,15 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     } else if (key == "coarsen") {
       if (parseIntList(parser, coarsen))
         return {};
+    } else if (key == "max_rows") {
+      if (parseIntList(parser, maxRows))
+        return {};
     } else {
       return parser.emitError(keyLoc, "unknown kernel variant field '")
                  << key
                  << "' (expected grid, max_tiles, schedule, tma, split_k, "
                     "workspace_bytes, pack, pack_elem_bytes, pack_operands, "
-                    "coarsen)",
+                    "coarsen, max_rows)",
              Attribute();
     }
   }
@@ -501,7 +510,8 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
                     kernel, ArrayRef<int64_t>(block), sharedBytes, grid,
                     maxTiles, schedule, ArrayRef<TmaDescAttr>(tma),
                     ArrayRef<int64_t>(splitK), workspaceBytes, packKernel,
-                    packElemBytes, packOperands, ArrayRef<int64_t>(coarsen));
+                    packElemBytes, packOperands, ArrayRef<int64_t>(coarsen),
+                    ArrayRef<int64_t>(maxRows));
 }
 
 void KernelVariantAttr::print(AsmPrinter &printer) const {
@@ -533,6 +543,10 @@ void KernelVariantAttr::print(AsmPrinter &printer) const {
   if (!getCoarsen().empty()) {
     printer << ", coarsen = ";
     printIntList(printer, getCoarsen());
+  }
+  if (!getMaxRows().empty()) {
+    printer << ", max_rows = ";
+    printIntList(printer, getMaxRows());
   }
   printer << '>';
 }
@@ -622,7 +636,15 @@ KernelInfoAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "positive sizes";
   if (sharedBytes < 0)
     return emitError() << "a kernel description's shared_bytes must be >= 0";
-  for (KernelVariantAttr v : variants)
+  for (KernelVariantAttr v : variants) {
+    for (int64_t i : v.getMaxRows().drop_front(v.getMaxRows().empty() ? 0 : 1)) {
+      KernelParamAttr p =
+          i < static_cast<int64_t>(params.size()) ? params[i] : nullptr;
+      if (!p || !p.isTensor() || p.getRank() < 1)
+        return emitError() << "variant '" << v.getKernel().getValue()
+                           << "' limits the rows of parameter #" << i
+                           << ", which is not a tensor";
+    }
     for (TmaDescAttr t : v.getTma()) {
       int64_t i = t.getParam();
       KernelParamAttr p =
@@ -636,6 +658,7 @@ KernelInfoAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            << ", which is not a tensor of the map's rank and "
                               "element size";
     }
+  }
   return success();
 }
 

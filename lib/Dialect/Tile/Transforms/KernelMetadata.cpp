@@ -189,6 +189,9 @@ static json::Value toJSON(KernelVariantAttr v) {
                      {"elem_bytes", v.getPackElemBytes()}};
   if (ArrayRef<int64_t> c = v.getCoarsen(); !c.empty())
     o["coarsen"] = json::Array(c);
+  if (ArrayRef<int64_t> r = v.getMaxRows(); !r.empty())
+    o["max_rows"] = json::Object{{"rows", r[0]},
+                                 {"params", json::Array(r.drop_front())}};
   return o;
 }
 

@@ -66,6 +66,15 @@ FailureOr<GemmMatch> matchSM90Gemm(PipelinedOp loop, std::string &why);
 /// with the reason in `why` otherwise.
 FailureOr<unsigned> wideTileAxis(const GemmMatch &m, std::string &why);
 
+/// Whether the narrow variant (NarrowKernel: the first `rows` rows of each
+/// launch tile) computes every row of C that the launch stores when A and
+/// C have at most `rows` rows (the runtime's "max_rows" rule): the tile has
+/// at least `rows` rows and the tile row origins of A and C are provably
+/// non-negative, so the rows of C a tile stores (< `rows`) are its first
+/// `rows`. Failure with the reason in `why` otherwise.
+LogicalResult narrowRowsApply(const GemmMatch &m, int64_t rows,
+                              std::string &why);
+
 } // namespace mlir::tile::sm90
 
 #endif // TILE_CONVERSION_TILETOSM90_ANALYSIS_GEMMMATCH_H

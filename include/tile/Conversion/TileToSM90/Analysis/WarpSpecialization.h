@@ -77,6 +77,16 @@ struct WarpSpecialization {
   /// convert-tile-gemm-to-sm90 for its extra variant, never in the
   /// attribute.
   int64_t wideAxis = -1;
+  /// Narrow rows (the variant for launches of at most this many rows of A
+  /// and C, see NarrowKernel): > 0, the split-K kernel that computes only
+  /// the first `narrowRows` rows of each launch tile with the operands
+  /// swapped (B's tile is wgmma's A, 64 of its columns per consumer
+  /// warpgroup; A's rows are wgmma's N). Set by convert-tile-gemm-to-sm90
+  /// for its extra variant, never in the attribute.
+  int64_t narrowRows = 0;
+  /// CTAs per multiprocessor the kernel is built for (nvvm.minctasm). With
+  /// more than one, no setmaxnreg: producerRegs and consumerRegs are 0.
+  int64_t ctasPerSm = 1;
   /// Shared bytes of the TMA-store staging buffers (0 without).
   int64_t stagingBytes() const { return tmaStore ? consumers * 2 * 8192 : 0; }
   int64_t threads() const { return 128 * (producers + consumers); }
@@ -127,6 +137,17 @@ bool isSM90Chip(StringRef chip);
 /// (the runtime's rule, docs/pipelines.md "Split-K"). The workspace does
 /// not depend on it: the runtime sizes it per launch (tiles x slices).
 constexpr int64_t kSplitKMaxTiles = 132 / 2;
+
+/// The rows of the narrow variants' tiles (wgmma's N in their swapped
+/// product), smallest first: launches of at most R rows run the R-row
+/// variant (the runtime's "max_rows" rule; it takes the first that
+/// accepts, so M <= 16 gets 16 rows and 17..64 get 64).
+constexpr int64_t kNarrowRows[] = {16, 64};
+
+/// Shared memory of one Hopper multiprocessor that CTAs can use (228 KiB
+/// on the H100/H200, 1 KiB of it reserved per CTA): the runtime's
+/// residency estimate for the narrow variant uses the same figure.
+constexpr int64_t kSharedBytesPerSm = 233472;
 
 } // namespace mlir::tile::sm90
 

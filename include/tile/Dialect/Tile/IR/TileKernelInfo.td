@@ -213,7 +213,11 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     each CTA tile of the variant covers cx x cy x cz blocks of the launch's
     grid (the variant's tiles: ceildiv(gx, cx) * ceildiv(gy, cy) *
     ceildiv(gz, cz); the runtime's tile-shape cost model decides per launch
-    whether it runs; absent: one block per tile).
+    whether it runs; absent: one block per tile). `max_rows = [R, p, ...]`:
+    used only for launches in which dim 0 of every listed tensor param `p`
+    is at most R (the narrow kernel of skinny GEMMs, which computes only
+    the first R rows of each tile; with split_k, the runtime's narrow cost
+    model picks its K-slices, 1 included).
     Example: `#tile.variant<"sm90_tma_wgmma", chip = "sm_90a",
     kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864,
     grid = sms, tma = [<param = 0, type = f16, box = [64, 128], ...>]>`.
@@ -233,7 +237,8 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                         OptionalParameter<"::mlir::StringAttr">:$packKernel,
                         DefaultValuedParameter<"int64_t", "0">:$packElemBytes,
                         DefaultValuedParameter<"int64_t", "1">:$packOperands,
-                        OptionalArrayRefParameter<"int64_t">:$coarsen);
+                        OptionalArrayRefParameter<"int64_t">:$coarsen,
+                        OptionalArrayRefParameter<"int64_t">:$maxRows);
   let builders = [
     // A variant without a pack kernel or coarsening.
     AttrBuilder<(ins "::mlir::StringAttr":$kind, "::mlir::StringAttr":$chip,
@@ -246,7 +251,8 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                      "int64_t":$workspaceBytes), [{
       return $_get($_ctxt, kind, chip, kernel, block, sharedBytes, grid,
                    maxTiles, schedule, tma, splitK, workspaceBytes,
-                   ::mlir::StringAttr(), 0, 1, ::llvm::ArrayRef<int64_t>());
+                   ::mlir::StringAttr(), 0, 1, ::llvm::ArrayRef<int64_t>(),
+                   ::llvm::ArrayRef<int64_t>());
     }]>
   ];
   let hasCustomAssemblyFormat = 1;
