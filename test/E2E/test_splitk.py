@@ -55,12 +55,16 @@ def test_splitk_gemm(compile_kernel, tmp_path, backend, m, n, k):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_splitk_gemm_epilogue(compile_kernel, tmp_path, backend):
-    # The epilogue (bias + ReLU, then f16) runs once, on the summed tile.
-    m, n, k = 129, 264, 3000
+@pytest.mark.parametrize("m,n,k,seed", [(129, 264, 3000, 41),
+                                        (7, 264, 3000, 47)])
+def test_splitk_gemm_epilogue(compile_kernel, tmp_path, backend, m, n, k,
+                              seed):
+    # The epilogue (bias + ReLU, then f16) runs once, on the summed tile;
+    # with 7 rows (the narrow variant) per value of the summed product, at
+    # its row and column of C (the product is transposed).
     bundle = compile_kernel((EXAMPLES / "gemm_epilogue.mlir").read_text())
-    a, b = f16_inputs(41, m, n, k)
-    bias = np.random.default_rng(42).standard_normal(n).astype(np.float16)
+    a, b = f16_inputs(seed, m, n, k)
+    bias = np.random.default_rng(seed + 1).standard_normal(n).astype(np.float16)
     out = bundle.run(tmp_path, {"A": a, "B": b, "bias": bias}, backend)["C"]
     ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0)
     assert rel_error(out, ref) < 2e-3
@@ -121,19 +125,6 @@ def test_narrow_gemm_bf16(compile_kernel, tmp_path, backend, m, n, k):
     ref = a.astype(np.float64) @ b.astype(np.float64)
     # bf16 output: ~2^-8 relative.
     assert rel_error(out, ref) < 1e-2
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_narrow_gemm_epilogue(compile_kernel, tmp_path, backend):
-    # The epilogue runs once per value of the summed product, at its row
-    # and column of C (the product is transposed).
-    m, n, k = 7, 264, 3000
-    bundle = compile_kernel((EXAMPLES / "gemm_epilogue.mlir").read_text())
-    a, b = f16_inputs(47, m, n, k)
-    bias = np.random.default_rng(48).standard_normal(n).astype(np.float16)
-    out = bundle.run(tmp_path, {"A": a, "B": b, "bias": bias}, backend)["C"]
-    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0)
-    assert rel_error(out, ref) < 2e-3
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

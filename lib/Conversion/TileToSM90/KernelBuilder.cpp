@@ -309,11 +309,7 @@ Value KernelBuilder::mainLoop(Value g0) {
     Value i = loop.getInductionVar();
     Value it = add(g0, i); // the pipeline iteration (stage, phase)
     Value acc = loop.getRegionIterArg(0);
-    Value stage = remu(it, cst(ws.stages));
-    Value round = divu(it, cst(ws.stages));
-    Value parity = cmp(arith::CmpIPredicate::eq, remu(round, cst(2)), cst(1));
-    nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, parity,
-                                           cst(10000000), stage);
+    Value stage = waitFull(it);
     Value stageOff = mul(stage, cst(stageBytes()));
     Value aTile =
         view(smemType({accRows(), kBlockK}, m.inType), add(stageOff, aRowOff));
@@ -328,18 +324,29 @@ Value KernelBuilder::mainLoop(Value g0) {
     Value next = nvgpu::WarpgroupMmaOp::create(
         b, loc, accType, descA, descB, b.getI64IntegerAttr(1),
         /*transposeA=*/UnitAttr{}, /*transposeB=*/b.getUnitAttr(), acc);
-    Value release = arith::AndIOp::create(
-        b, loc, signaller, cmp(arith::CmpIPredicate::ugt, i, cst(0)));
-    auto ifRelease = scf::IfOp::create(b, loc, TypeRange{}, release, false);
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
-      Value prev = remu(add(it, cst(ws.stages - 1)), cst(ws.stages));
-      nvgpu::MBarrierArriveOp::create(b, loc, empty, prev);
-    }
+    releasePrevious(it, i);
     scf::YieldOp::create(b, loc, next);
   }
   return loop.getResult(0);
+}
+
+Value KernelBuilder::waitFull(Value it) {
+  Value stage = remu(it, cst(ws.stages));
+  Value round = divu(it, cst(ws.stages));
+  Value parity = cmp(arith::CmpIPredicate::eq, remu(round, cst(2)), cst(1));
+  nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, parity, cst(10000000),
+                                         stage);
+  return stage;
+}
+
+void KernelBuilder::releasePrevious(Value it, Value i) {
+  Value release = arith::AndIOp::create(
+      b, loc, signaller, cmp(arith::CmpIPredicate::ugt, i, cst(0)));
+  auto ifRelease = scf::IfOp::create(b, loc, TypeRange{}, release, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
+  Value prev = remu(add(it, cst(ws.stages - 1)), cst(ws.stages));
+  nvgpu::MBarrierArriveOp::create(b, loc, empty, prev);
 }
 
 Value KernelBuilder::applyEpilogue(IRMapping &mapping, Value acc, Value row,

@@ -152,6 +152,13 @@ protected:
   /// emitLoad's stage fill without TMA (ws.ldgLoads), by every producer
   /// thread: element loads of 16-byte chunks into the swizzled layout.
   void emitLoadWithoutTma(Value stageOff, Value k0, Value aRow, Value bCol);
+  /// A consumer's wait for pipeline iteration `it`'s stage to be full;
+  /// returns the stage.
+  Value waitFull(Value it);
+  /// In a consumer's K loop at local iteration `i` of pipeline iteration
+  /// `it` (after wait_group 1): the signalling thread releases the previous
+  /// iteration's stage (none at i = 0).
+  void releasePrevious(Value it, Value i);
   /// The consumer's wgmma loop over the nIter K tiles, pipeline iterations
   /// g0, g0 + 1, ...; returns the accumulator. Releases every stage but the
   /// last it reads (the schedule releases that one after wait_group 0).

@@ -87,11 +87,7 @@ Value NarrowKernel::swappedMainLoop() {
     b.setInsertionPointToStart(loop.getBody());
     Value i = loop.getInductionVar();
     Value acc = loop.getRegionIterArg(0);
-    Value stage = remu(i, cst(ws.stages));
-    Value round = divu(i, cst(ws.stages));
-    Value parity = cmp(arith::CmpIPredicate::eq, remu(round, cst(2)), cst(1));
-    nvgpu::MBarrierTryWaitParityOp::create(b, loc, full, parity,
-                                           cst(10000000), stage);
+    Value stage = waitFull(i);
     Value stageOff = mul(stage, cst(stageBytes()));
     Value aTile = view(smemType({R, kBlockK}, m.inType), stageOff);
     Value bBox = view(smemType({kBlockK, 64}, m.inType),
@@ -114,15 +110,7 @@ Value NarrowKernel::swappedMainLoop() {
     // wait_group 1: the previous iteration's group is complete, so its
     // stage may be refilled (finishTile releases the last one).
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-    Value release = arith::AndIOp::create(
-        b, loc, signaller, cmp(arith::CmpIPredicate::ugt, i, cst(0)));
-    auto ifRelease = scf::IfOp::create(b, loc, TypeRange{}, release, false);
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
-      Value prev = remu(add(i, cst(ws.stages - 1)), cst(ws.stages));
-      nvgpu::MBarrierArriveOp::create(b, loc, empty, prev);
-    }
+    releasePrevious(i, i);
     scf::YieldOp::create(b, loc, acc);
   }
   return loop.getResult(0);

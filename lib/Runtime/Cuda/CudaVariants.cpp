@@ -102,31 +102,14 @@ int64_t narrowSlices(int64_t tiles, int64_t k, int64_t blockK, int sms,
                      const char *override, int64_t counters) {
   if (tiles < 1 || blockK < 1 || counters / tiles < 1)
     return 0;
-  const int64_t kTiles = std::max<int64_t>(1, (k + blockK - 1) / blockK);
-  const int64_t maxByCounters = counters / tiles;
-  if (override && *override && std::strcmp(override, "auto") != 0) {
-    char *end = nullptr;
-    long long n = std::strtoll(override, &end, 10);
-    if (end == override || *end != '\0' || n < 2)
-      return 1; // "0", "1", "off" or not a number: one slice
-    return std::min<int64_t>({int64_t(n), kTiles, 65535, maxByCounters});
-  }
-  // Measured on the H200 (docs/performance.md, "Narrow rows"): with one
-  // CTA per SM the tiles already saturate HBM (1 x 14336 x 4096: 39.3 us
-  // unsplit, 42.4 with 2 slices), and a level costs as split-K's does
-  // (1 x 1024 x 8192, 8 tiles: 15.9 us with 8 slices, 17.8 with 16).
-  const int64_t maxS = std::min<int64_t>(
-      {std::max<int64_t>(sms / tiles, 1), kTiles, maxByCounters});
-  int64_t best = 1, bestCost = kTiles;
-  for (int64_t s = 2, levels = 1; s <= maxS; ++s) {
-    if ((int64_t(1) << levels) < s)
-      ++levels;
-    const int64_t cost =
-        (kTiles + s - 1) / s + levels * kReductionLevelKTiles;
-    if (cost < bestCost)
-      best = s, bestCost = cost;
-  }
-  return best;
+  // split-K's choice, where "no split" (0) is one slice of the narrow
+  // kernel. Measured on the H200 (docs/performance.md, "Narrow rows"):
+  // with one CTA per SM the tiles already saturate HBM (1 x 14336 x 4096:
+  // 39.3 us unsplit, 42.4 with 2 slices), and a level costs as split-K's
+  // does (1 x 1024 x 8192, 8 tiles: 15.9 us with 8 slices, 17.8 with 16).
+  return std::max<int64_t>(
+      1, splitKSlices(tiles, std::max<int64_t>(k, 1), blockK, sms, tiles,
+                      override, counters));
 }
 
 int64_t coarseTiles(const int64_t c[3], int64_t gx, int64_t gy, int64_t gz) {
