@@ -20,6 +20,8 @@ a regular expression searched in the kernel names.
 Kernels, all the programs a user writes once (no per-shape tuning):
   gemm_f16 / gemm_bf16   examples/gemm.mlir (128x128x32 tiles, 3 stages)
                          and its bf16 twin: the runtime picks the variant;
+  linear_f16 / _bf16     examples/linear.mlir, Y = X W^T + bias with W
+                         stored N x K (torch's nn.Linear layout);
   softmax_N, rmsnorm_N   utils/bench/sweep_kernels/*.mlir.in, f32, one
                          program per static row length N;
   reduce_rows            examples/reduce_rows.mlir (f32, any M, N; 4 rows
@@ -27,7 +29,7 @@ Kernels, all the programs a user writes once (no per-shape tuning):
   transpose              examples/transpose.mlir (f32, any M, N; 64x64
                          tiles staged in shared memory);
   elementwise_add        examples/elementwise_add.mlir (f32, any N).
-References: torch.matmul (cuBLAS), torch.softmax, torch.nn.functional
+References: torch.matmul (cuBLAS), F.linear (cuBLAS), torch.softmax, torch.nn.functional
 .rms_norm, X.sum(1), X.t().contiguous(), A + B. Memory-bound rows also give
 GB/s and the fraction of the device-to-device copy bandwidth measured in the
 same run (torch copy_ of 1 GiB), and of a copy moving the case's own bytes
@@ -66,6 +68,16 @@ GEMM_SHAPES = [
     (1024, 16384, 1024), (8192, 3072, 768), (8192, 768, 3072),
     (4096, 11008, 4096), (4096, 4096, 11008),
 ]
+# Linear layers (examples/linear.mlir: Y = X W^T + bias, W stored N x K as
+# torch's nn.Linear keeps it), (M, N, K) = (tokens, out, in): LLM-like
+# projections at several token counts, odd and small shapes.
+LINEAR_SHAPES = [
+    (4096, 4096, 4096), (8192, 11008, 4096), (8192, 4096, 11008),
+    (2048, 14336, 4096), (1, 4096, 4096), (16, 11008, 4096),
+    (64, 4096, 4096), (128, 4096, 4096), (1000, 1000, 1000),
+    (4097, 4095, 4100), (333, 777, 1111), (127, 131, 137),
+    (512, 512, 16384), (16384, 1024, 1024), (8192, 768, 3072),
+]
 QUICK_GEMM = [(4096, 4096, 4096), (4097, 4095, 4100), (333, 777, 1111),
               (1000, 1000, 1000), (16, 4096, 4096), (512, 512, 16384)]
 
@@ -93,6 +105,10 @@ def kernel_sources():
     gemm = open(os.path.join(ROOT, "examples", "gemm.mlir")).read()
     src["gemm_f16"] = gemm
     src["gemm_bf16"] = gemm.replace("xf16", "xbf16")
+    linear = open(os.path.join(ROOT, "examples", "linear.mlir")).read()
+    src["linear_f16"] = linear
+    src["linear_bf16"] = linear.replace("xf16", "xbf16").replace(
+        "f16 to f32", "bf16 to f32")
     tmpl = lambda n: open(os.path.join(KDIR, n + ".mlir.in")).read()
     for n in SOFTMAX_N:
         src[f"softmax_{n}"] = tmpl("softmax").format(**softmax_params(n))
@@ -108,10 +124,11 @@ def selected(name, only):
     """Whether kernel `name` is in the --only selection."""
     if not only:
         return True
+    gemm = name.startswith(("gemm_", "linear_"))
     if only == "mem":
-        return not name.startswith("gemm_")
+        return not gemm
     if only == "gemm":
-        return name.startswith("gemm_")
+        return gemm
     return re.search(only, name) is not None
 
 
@@ -247,6 +264,36 @@ def cmd_run(args):
             report("gemm", label, t_tile, t_ref, ok, f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)",
                    ratio)
 
+    # -- linear layers: Y = X W^T + bias against torch's F.linear (cuBLAS) --
+    lin_shapes = QUICK_GEMM if args.quick else LINEAR_SHAPES
+    for dt_name, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        k = kernels.get(f"linear_{dt_name}")
+        if k is None:
+            continue
+        for (M, N, K) in lin_shapes:
+            X = torch.randn(M, K, dtype=dt, device=dev)
+            W = torch.randn(N, K, dtype=dt, device=dev)
+            bias = torch.randn(N, dtype=dt, device=dev)
+            Y = torch.empty(M, N, dtype=dt, device=dev)
+            label = f"{dt_name} {M}x{N}x{K}"
+            try:
+                k(X, W, bias, Y)
+                ref = X.float() @ W.float().t() + bias.float()
+                err = (Y.float() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
+                ok = err < 2e-2
+            except Exception as e:  # noqa
+                print(f"linear {label}: {e}")
+                ok = False
+            ref_fn = lambda: torch.nn.functional.linear(X, W, bias)
+            if ok:
+                t_tile, t_ref, ratio = paired(lambda: k(X, W, bias, Y), ref_fn)
+            else:
+                t_tile, t_ref, ratio = float("nan"), bench(ref_fn), 0.0
+            tf = 2 * M * N * K / (t_tile * 1e9) if ok else 0
+            tr = 2 * M * N * K / (t_ref * 1e9)
+            report("linear", label, t_tile, t_ref, ok,
+                   f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)", ratio)
+
     # -- memory-bound --
     def mem(group, label, fn_tile, fn_ref, check, nbytes):
         try:
@@ -335,7 +382,7 @@ def cmd_run(args):
         worst = min(rs, key=lambda x: x[1])
         print(f"{group:10s} n={len(rs):3d}  geomean {geomean(ratios):5.2f}  "
               f"worst {worst[1]:5.2f} ({worst[0]})")
-        if group != "gemm":
+        if group not in ("gemm", "linear"):
             allmem += ratios
     if allmem:
         print(f"{'memory':10s} n={len(allmem):3d}  geomean {geomean(allmem):5.2f}  "

@@ -136,14 +136,15 @@ fi
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [[ -x $CS ]]; then
   declare -A DIMS=([elementwise_add]="N=5000" [reduce_rows]="M=130,N=300"
-                   [softmax]="M=37" [gemm]="M=200,N=136,K=100")
+                   [softmax]="M=37" [gemm]="M=200,N=136,K=100"
+                   [linear]="M=200,N=136,K=104")
   for tool in memcheck racecheck; do
     ok=0 bad=0
     chips="sm_90a sm_80"
     [[ $tool == racecheck ]] && chips=sm_90a # slow; the PTX path is memchecked
     pairs="ffi,native ffi,nvrtc"
     [[ $tool == racecheck ]] && pairs=ffi,native
-    for name in elementwise_add reduce_rows softmax gemm; do
+    for name in elementwise_add reduce_rows softmax gemm linear; do
       for chip in $chips; do
        for pair in $pairs; do
         f=$G/examples/$name.$chip.tileb
@@ -162,7 +163,7 @@ if [[ -x $CS ]]; then
        done
       done
     done
-    note "compute-sanitizer $tool: $ok clean, $bad with errors (4 examples x {${chips// /, }} x {${pairs// /; }})"
+    note "compute-sanitizer $tool: $ok clean, $bad with errors (5 examples x {${chips// /, }} x {${pairs// /; }})"
   done
 else
   note "compute-sanitizer: not found, skipped"

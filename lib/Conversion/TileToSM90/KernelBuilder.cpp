@@ -96,7 +96,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
              ws.ldgLoads ? nullPtr : tensorMaps[0])
              .getResult(0);
   tmaB = UnrealizedConversionCastOp::create(
-             b, loc, tmaType({kBlockK, 64}),
+             b, loc, tmaType(bBoxShape()),
              ws.ldgLoads ? nullPtr : tensorMaps[1])
              .getResult(0);
 
@@ -202,11 +202,14 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol) {
   nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaA,
                                 ValueRange{k0, aRow}, stage, Value{}, Value{});
   for (int64_t h = 0; h < loadN() / 64; ++h) {
-    Value bDst = view(smemType({kBlockK, 64}, m.inType),
+    Value bDst = view(smemType(bBoxShape(), m.inType),
                       add(stageOff, cst(aBytes() + h * bBoxBytes())));
-    nvgpu::TmaAsyncLoadOp::create(b, loc, bDst, full, tmaB,
-                                  ValueRange{loadColumn(h, bCol), k0},
-                                  stage, Value{}, Value{});
+    // Coordinates innermost first: (column, K row), or (K, row of N x K).
+    Value col = loadColumn(h, bCol);
+    nvgpu::TmaAsyncLoadOp::create(
+        b, loc, bDst, full, tmaB,
+        m.transB ? ValueRange{k0, col} : ValueRange{col, k0}, stage,
+        Value{}, Value{});
   }
 }
 
@@ -220,7 +223,7 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
   Value p = remu(tid, cst(128)); // the producer thread
   Value M = memref::DimOp::create(b, loc, globalA, 0);
   Value K = memref::DimOp::create(b, loc, globalA, 1);
-  Value N = memref::DimOp::create(b, loc, globalB, 1);
+  Value N = memref::DimOp::create(b, loc, globalB, m.transB ? 0 : 1);
   Value zero =
       arith::ConstantOp::create(b, loc, m.inType, b.getZeroAttr(m.inType));
   auto lt = [&](Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); };
@@ -278,20 +281,28 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
     chunk(globalA, add(aRow, r), add(k0, mul(c, cst(kChunk))), M, K,
           swizzled(r, c));
   }
-  // B: loadN() / 64 boxes of 64 K rows x 8 chunks, after A.
+  // B: loadN() / 64 boxes of 64 K rows x 8 chunks of columns (transpose_b:
+  // 64 rows of N x 8 chunks of K, like A's), after A.
   int64_t bBase = aBytes() / 2, box = bBoxBytes() / 2;
   for (int64_t j = 0; j < loadN() * 8 / 128; ++j) {
     Value q = add(p, cst(128 * j));
     Value h = divu(q, cst(512)), rem = remu(q, cst(512));
     Value r = divu(rem, cst(8)), c = remu(rem, cst(8));
+    Value dst = add(cst(bBase), add(mul(h, cst(box)), swizzled(r, c)));
+    if (m.transB) {
+      Value row = add(add(bCol, mul(h, cst(64))), r);
+      chunk(globalB, row, add(k0, mul(c, cst(kChunk))), N, K, dst);
+      continue;
+    }
     Value col = add(add(bCol, mul(h, cst(64))), mul(c, cst(kChunk)));
-    chunk(globalB, add(k0, r), col, K, N,
-          add(cst(bBase), add(mul(h, cst(box)), swizzled(r, c))));
+    chunk(globalB, add(k0, r), col, K, N, dst);
   }
   flush();
 }
 
 Value KernelBuilder::mainLoop(Value g0) {
+  if (m.transB)
+    return mainLoopKMajorB(g0);
   auto accType = nvgpu::WarpgroupAccumulatorType::get(
       ctx, VectorType::get({accRows(), loadN()}, b.getF32Type()));
   auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
@@ -328,6 +339,107 @@ Value KernelBuilder::mainLoop(Value g0) {
     scf::YieldOp::create(b, loc, next);
   }
   return loop.getResult(0);
+}
+
+Value KernelBuilder::mainLoopKMajorB(Value g0) {
+  // The stage's B tile is loadN() rows of 64 K (boxes of 64 rows, back to
+  // back), K-major in the 128B swizzle exactly like A's rows: one
+  // descriptor of each covers the wgmma's rows, 8-row groups 1024 bytes
+  // apart. nvgpu.warpgroup.mma steps B's descriptor for an MN-major B
+  // only, so the wgmmas are built here: per 16 K, m64nNk16 (N = loadN())
+  // for each 64-row block of this warpgroup's A, both descriptors 32 bytes
+  // further along their rows; A's blocks are 64 rows (8192 bytes) apart.
+  const int64_t blocks = accRows() / 64, n = loadN();
+  auto f32 = b.getF32Type();
+  auto blockT = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(n / 2, f32));
+  auto accT = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(blocks, blockT));
+  Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
+  Value blockZero = LLVM::PoisonOp::create(b, loc, blockT);
+  for (int64_t i = 0; i < n / 2; ++i)
+    blockZero = LLVM::InsertValueOp::create(b, loc, blockZero, zero,
+                                            ArrayRef<int64_t>{i});
+  Value acc0 = LLVM::PoisonOp::create(b, loc, accT);
+  for (int64_t q = 0; q < blocks; ++q)
+    acc0 = LLVM::InsertValueOp::create(b, loc, acc0, blockZero,
+                                       ArrayRef<int64_t>{q});
+
+  auto i64 = b.getI64Type();
+  auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
+      ctx, smemType({accRows(), kBlockK}, m.inType));
+  auto descBType = nvgpu::WarpgroupMatrixDescriptorType::get(
+      ctx, smemType({n, kBlockK}, m.inType));
+  auto asI64 = [&](Value desc) {
+    return UnrealizedConversionCastOp::create(b, loc, i64, desc).getResult(0);
+  };
+  auto plus = [&](Value desc, int64_t bytes) -> Value {
+    if (bytes == 0)
+      return desc;
+    // The address field counts 16-byte units (bits 0-13); shared offsets
+    // stay below 2^18 bytes, so no carry leaves the field.
+    return LLVM::AddOp::create(
+        b, loc, desc,
+        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes >> 4)));
+  };
+  auto wgmmaType = NVVM::WGMMATypesAttr::get(
+      ctx, m.inType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
+  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, int(n), 16);
+  auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+  // A row: K-major; B col: K-major.
+  auto layoutA = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row);
+  auto layoutB = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col);
+  Value aRowOff = aRowOffset();
+
+  auto loop =
+      scf::ForOp::create(b, loc, cst(0), nIter, cst(1), ValueRange{acc0});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value it = add(g0, i);
+    Value acc = loop.getRegionIterArg(0);
+    Value stage = waitFull(it);
+    Value stageOff = mul(stage, cst(stageBytes()));
+    Value aTile =
+        view(smemType({accRows(), kBlockK}, m.inType), add(stageOff, aRowOff));
+    Value bTile =
+        view(smemType({n, kBlockK}, m.inType), add(stageOff, cst(aBytes())));
+    Value descA = asI64(nvgpu::WarpgroupGenerateDescriptorOp::create(
+        b, loc, descAType, aTile, tmaA));
+    Value descB = asI64(nvgpu::WarpgroupGenerateDescriptorOp::create(
+        b, loc, descBType, bTile, tmaB));
+    SmallVector<Value> blockAcc;
+    for (int64_t q = 0; q < blocks; ++q)
+      blockAcc.push_back(
+          LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{q}));
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t kk = 0; kk < kBlockK / 16; ++kk)
+      for (int64_t q = 0; q < blocks; ++q)
+        blockAcc[q] = NVVM::WgmmaMmaAsyncOp::create(
+            b, loc, blockT, blockAcc[q], plus(descA, q * 64 * 128 + kk * 32),
+            plus(descB, kk * 32), shape, wgmmaType, wgmmaType,
+            NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+            NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one,
+            one, layoutA, layoutB, NVVM::MMAIntOverflowAttr{});
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    // wait_group 1: the previous iteration's group is complete, so its
+    // stage may be refilled.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+    Value next = LLVM::PoisonOp::create(b, loc, accT);
+    for (int64_t q = 0; q < blocks; ++q)
+      next = LLVM::InsertValueOp::create(b, loc, next, blockAcc[q],
+                                         ArrayRef<int64_t>{q});
+    releasePrevious(it, i);
+    scf::YieldOp::create(b, loc, next);
+  }
+  // The schedules read the accumulator as nvgpu's (the same LLVM struct
+  // once nvgpu is lowered).
+  auto nvgpuAccType = nvgpu::WarpgroupAccumulatorType::get(
+      ctx, VectorType::get({accRows(), n}, f32));
+  return UnrealizedConversionCastOp::create(b, loc, nvgpuAccType,
+                                            loop.getResult(0))
+      .getResult(0);
 }
 
 Value KernelBuilder::waitFull(Value it) {

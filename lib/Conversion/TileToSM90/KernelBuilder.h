@@ -18,7 +18,8 @@
 //   }
 //
 // Shared memory (sharedBytes): `stages` stage buffers, each A (TMx64, one
-// TMA box) then B (64 x loadN(), boxes of 64x64), and the epilogue's
+// TMA box) then B (64 x loadN(), boxes of 64x64; transpose_b: loadN() x 64,
+// K-major like A, boxes of 64 rows), and the epilogue's
 // staging buffers, over the stage buffers or after them. Stage s of pipeline iteration g is
 // s = g % stages: the producer waits empty[s] (parity !(round & 1); a fresh
 // barrier passes parity 1), arrives on full[s] expecting the stage's
@@ -163,6 +164,9 @@ protected:
   /// g0, g0 + 1, ...; returns the accumulator. Releases every stage but the
   /// last it reads (the schedule releases that one after wait_group 0).
   Value mainLoop(Value g0);
+  /// mainLoop for a K-major B (transpose_b): the wgmmas built directly
+  /// (nvgpu.warpgroup.mma steps only an MN-major B); the same accumulator.
+  Value mainLoopKMajorB(Value g0);
   void namedBarrier(int64_t id, int64_t threads);
   /// The launch's elementwise epilogue (GemmMatch::epilogue) applied to
   /// the accumulator value `acc` of tile element (`row`, `col`) (indices
@@ -178,6 +182,12 @@ protected:
 
   int64_t aBytes() const { return aRows() * kBlockK * 2; }
   int64_t bBoxBytes() const { return kBlockK * 64 * 2; }
+  /// One TMA box of B in shared memory: 64 K rows x 64 columns, or 64 rows
+  /// of an N x K B (transpose_b) x 64 K.
+  SmallVector<int64_t, 2> bBoxShape() const {
+    return m.transB ? SmallVector<int64_t, 2>{64, kBlockK}
+                    : SmallVector<int64_t, 2>{kBlockK, 64};
+  }
   int64_t stageBytes() const { return (aRows() + loadN()) * kBlockK * 2; }
 
   Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }

@@ -14,9 +14,10 @@
 // variants: A's R x 64 box, K-major with the 128B swizzle (wgmma's B
 // operand as it is, K-major), then B's 64 x 64 boxes, N contiguous (wgmma's
 // A operand transposed, MN-major: the same descriptor the other kernels
-// give B, 8-row groups 1024 bytes apart). A 16 K step advances A's
-// descriptor by 32 bytes within its swizzled rows and B's by 16 rows
-// (2048 bytes).
+// give B, 8-row groups 1024 bytes apart; an N x K B's boxes, transpose_b,
+// are K-major and read as they are). A 16 K step advances A's descriptor
+// by 32 bytes within its swizzled rows and B's by 16 rows (2048 bytes; a
+// K-major box also by 32 bytes).
 //
 // Why: the 128-row split-K kernel runs a 1-row GEMM as 128-row tiles (one
 // CTA per SM, 128x the tensor work, the second consumer warpgroup idle);
@@ -57,7 +58,7 @@ Value NarrowKernel::swappedMainLoop() {
   auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
       ctx, smemType({R, kBlockK}, m.inType));
   auto descBType = nvgpu::WarpgroupMatrixDescriptorType::get(
-      ctx, smemType({kBlockK, 64}, m.inType));
+      ctx, smemType(bBoxShape(), m.inType));
   auto i64 = b.getI64Type();
   auto asI64 = [&](Value desc) {
     return UnrealizedConversionCastOp::create(b, loc, i64, desc).getResult(0);
@@ -77,8 +78,14 @@ Value NarrowKernel::swappedMainLoop() {
   };
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, int(R), 16);
   auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
-  // A col: wgmma's A (B's box) transposed, MN-major; B col: K-major.
+  // wgmma's A is B's box: transposed (col, MN-major), or, for an N x K B
+  // (transpose_b), K-major (row) like A's; wgmma's B (col): K-major. A 16
+  // K step moves a K-major operand 32 bytes along its swizzled rows, an
+  // MN-major one 16 rows of 128 bytes.
   auto col = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col);
+  auto layoutA = m.transB ? NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row)
+                          : col;
+  const int64_t colsStep = m.transB ? 16 * 2 : 16 * 128;
 
   auto loop = scf::ForOp::create(b, loc, cst(0), nIter, cst(1),
                                  ValueRange{acc0});
@@ -90,7 +97,7 @@ Value NarrowKernel::swappedMainLoop() {
     Value stage = waitFull(i);
     Value stageOff = mul(stage, cst(stageBytes()));
     Value aTile = view(smemType({R, kBlockK}, m.inType), stageOff);
-    Value bBox = view(smemType({kBlockK, 64}, m.inType),
+    Value bBox = view(smemType(bBoxShape(), m.inType),
                       add(stageOff, add(cst(aBytes()),
                                         mul(wg, cst(bBoxBytes())))));
     Value rowsDesc = asI64(nvgpu::WarpgroupGenerateDescriptorOp::create(
@@ -100,12 +107,12 @@ Value NarrowKernel::swappedMainLoop() {
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kk = 0; kk < kBlockK / 16; ++kk)
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, accT, acc, plus(colsDesc, kk * 16 * 128),
+          b, loc, accT, acc, plus(colsDesc, kk * colsStep),
           plus(rowsDesc, kk * 16 * 2), shape, wgmmaType(m.inType),
           wgmmaType(m.inType),
           NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
           NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one,
-          one, col, col, NVVM::MMAIntOverflowAttr{});
+          one, layoutA, col, NVVM::MMAIntOverflowAttr{});
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     // wait_group 1: the previous iteration's group is complete, so its
     // stage may be refilled (finishTile releases the last one).

@@ -24,7 +24,8 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     const GemmMatch &m = built.match;
     const WarpSpecialization &ws = built.ws;
     // The variant's description (docs/bundle.md, "variants"): TMA maps of
-    // A, B (and C for the TMA-store epilogue), 128B swizzle, 256B L2
+    // A, B (boxes of 64 x 64, innermost first: columns of B, or K of an
+    // N x K B) and C for the TMA-store epilogue, 128B swizzle, 256B L2
     // promotion, zero fill out of bounds. C's is optional: without it the
     // kernel stores its staged chunks itself (PersistentKernel::storeValues).
     auto tma = [&](Value param, int64_t inner, int64_t outer, Type elt,
@@ -41,7 +42,8 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     if (!ws.ldgLoads)
       maps = {tma(m.A, kBlockK, ws.narrowRows > 0 ? ws.narrowRows : m.tileM,
                   m.inType),
-              tma(m.B, 64, kBlockK, m.inType)};
+              m.transB ? tma(m.B, kBlockK, 64, m.inType)
+                       : tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
       maps.push_back(tma(m.C, 64, 64, m.outType, /*optional=*/true));
     // Split-K: K is A's dim 1, counted in hardware K tiles; the runtime

@@ -552,10 +552,15 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
       return false;
     }
     if (mode == RepackMode::Auto) {
-      // The GEMM's m x n x k from A (tma[0], M x K) and B (tma[1], K x N).
-      const bool gemm = n >= 2 && keys[0].rank == 2 && keys[1].rank == 2;
-      if (!gemm || !repackPays(keys[0].shape[0], keys[1].shape[1],
-                               keys[0].shape[1], repackTotal)) {
+      // The GEMM's m x n x k from A (tma[0], M x K) and B (tma[1], K x N
+      // or N x K: n = B's elements / k either way).
+      const bool gemm = n >= 2 && keys[0].rank == 2 && keys[1].rank == 2 &&
+                        keys[0].shape[1] > 0;
+      const int64_t k = gemm ? keys[0].shape[1] : 0;
+      if (!gemm ||
+          !repackPays(keys[0].shape[0],
+                      keys[1].shape[0] * keys[1].shape[1] / k, k,
+                      repackTotal)) {
         why = repackWhy + " (repacking " + str(int64_t(repackTotal)) +
               " bytes does not pay for this launch; TILE_REPACK=1 forces it)";
         return false;

@@ -267,3 +267,41 @@ func.func @no_loop(%X: memref<?xf32>) attributes {tile.kernel} {
   }
   return
 }
+
+// -----
+
+// Not specialized: A stored K x M (transpose_a; transpose_b is taken,
+// gemm-sm90-transpose-b.mlir).
+
+// CHECK-LABEL: func.func @transpose_a
+// CHECK-NOT: sm90.warp_specialize
+func.func @transpose_a(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>)
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %M = memref.dim %A, %c1 : memref<?x?xf16>
+  %K = memref.dim %A, %c0 : memref<?x?xf16>
+  %N = memref.dim %B, %c1 : memref<?x?xf16>
+  %gy = arith.ceildivui %M, %c128 : index
+  %gx = arith.ceildivui %N, %c128 : index
+  %nk = arith.ceildivui %K, %c32 : index
+  tile.launch blocks(%bx, %by) in (%gx, %gy) threads(128) {
+    %As = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    %m0 = arith.muli %by, %c128 : index
+    %n0 = arith.muli %bx, %c128 : index
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{not warp-specialized: the gemm transposes A (the TMA path reads A as M x K)}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%k0, %m0] to %As : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %n0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf {transpose_a} : memref<32x128xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%m0, %n0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}

@@ -39,10 +39,13 @@ static bool isDimOf(Value v, Value mem, int64_t dim) {
   return d && d.getSource() == mem && constIndex(d.getIndex()) == dim;
 }
 
-/// ub == ceildiv(K, kt) with K = dim(A, 1) or dim(B, 0):
+/// ub == ceildiv(K, kt) with K = dim(A, 1) or B's K dim (`bKDim`):
 /// divui(addi(K, kt - 1), kt), or ceildivui / ceildivsi(K, kt).
-static bool isTripCount(Value ub, Value A, Value B, int64_t kt) {
-  auto isK = [&](Value k) { return isDimOf(k, A, 1) || isDimOf(k, B, 0); };
+static bool isTripCount(Value ub, Value A, Value B, int64_t bKDim,
+                        int64_t kt) {
+  auto isK = [&](Value k) {
+    return isDimOf(k, A, 1) || isDimOf(k, B, bKDim);
+  };
   if (auto c = ub.getDefiningOp<arith::CeilDivUIOp>())
     return isK(c.getLhs()) && constIndex(c.getRhs()) == kt;
   if (auto c = ub.getDefiningOp<arith::CeilDivSIOp>())
@@ -169,8 +172,12 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   if (!m.copyA || !m.copyB || !m.gemm)
     return fail("the loop body is not two copies and a gemm");
   GemmOp g = m.gemm;
-  if (g.getTransposeA() || g.getTransposeB() || g.getClear())
-    return fail("transposed or clearing gemm");
+  if (g.getTransposeA())
+    return fail("the gemm transposes A (the TMA path reads A as M x K)");
+  if (g.getClear())
+    return fail("the gemm clears its accumulator (the TMA path clears it "
+                "once, before the loop)");
+  m.transB = g.getTransposeB();
   // Order the copies by the gemm operand they fill.
   if (m.copyA.getTarget() == g.getB() && m.copyB.getTarget() == g.getA())
     std::swap(m.copyA, m.copyB);
@@ -205,7 +212,7 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
     return fail("the accumulator must be f32");
   m.tileM = aTy.getDimSize(0);
   m.kt = aTy.getDimSize(1);
-  m.tileN = bTy.getDimSize(1);
+  m.tileN = bTy.getDimSize(m.transB ? 0 : 1);
   if (m.tileM != 64 && m.tileM != 128)
     return fail("tile M must be 64 or 128");
   if (m.tileN % 64 != 0 || m.tileN > 256)
@@ -213,16 +220,20 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   if (m.kt != 16 && m.kt != 32 && m.kt != 64)
     return fail("tile K must be 16, 32 or 64");
 
-  // Copy indices: A[row, k*kt], B[k*kt, col]; row/col loop-invariant.
+  // Copy indices: A[row, k*kt], B[k*kt, col] (transpose_b: B[col, k*kt]);
+  // row/col loop-invariant.
   auto ai = m.copyA.getSourceIndices(), bi = m.copyB.getSourceIndices();
+  const unsigned bK = m.transB ? 1 : 0; // B's K dim
   if (ai.size() != 2 || bi.size() != 2 || !isIvTimes(ai[1], iv, m.kt) ||
-      !isIvTimes(bi[0], iv, m.kt))
-    return fail("the copies must read A[m, k*KT] and B[k*KT, n]");
+      !isIvTimes(bi[bK], iv, m.kt))
+    return fail(m.transB
+                    ? "the copies must read A[m, k*KT] and B[n, k*KT]"
+                    : "the copies must read A[m, k*KT] and B[k*KT, n]");
   m.aRow = ai[0];
-  m.bCol = bi[1];
+  m.bCol = bi[1 - bK];
   if (!isDefinedOutside(m.aRow, loop) || !isDefinedOutside(m.bCol, loop))
     return fail("the tile origins must not depend on the loop");
-  if (!isTripCount(loop.getUpperBound(), m.A, m.B, m.kt))
+  if (!isTripCount(loop.getUpperBound(), m.A, m.B, bK, m.kt))
     return fail("the trip count must be ceildiv(K, KT) of A's or B's K");
 
   // Launch body: allocs, pure ops, clear C, the loop, copy C out.

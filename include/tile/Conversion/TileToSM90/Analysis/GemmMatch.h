@@ -7,22 +7,26 @@
 //
 //   tile.launch ... {
 //     %As = tile.alloc : memref<TMxKTxT, shared>      T = f16 | bf16
-//     %Bs = tile.alloc : memref<KTxTNxT, shared>
+//     %Bs = tile.alloc : memref<KTxTNxT, shared>     (transpose_b: TNxKT)
 //     %Cf = tile.alloc : memref<TMxTNxf32, fragment>
 //     <pure index computations>
 //     tile.clear %Cf
 //     tile.pipelined %k = 0 to ceildiv(K, KT) step 1 stages(S) {
 //       <pure index computations>
 //       tile.copy %A[%m, %k*KT] to %As         A: memref<?x?xT> (row-major)
-//       tile.copy %B[%k*KT, %n] to %Bs         B: memref<?x?xT>
+//       tile.copy %B[%k*KT, %n] to %Bs         B: memref<?x?xT> (K x N)
 //       tile.gemm %As, %Bs, %Cf
+//         or, B stored N x K (a linear layer's weight, y = x W^T):
+//       tile.copy %B[%n, %k*KT] to %Bs
+//       tile.gemm %As, %Bs, %Cf {transpose_b}
 //     }
 //     tile.parallel (%i, %j) in [TM, TN] {...}   an elementwise epilogue (0+)
 //     tile.copy %Cf to %C[%cm, %cn]            C: memref<?x?xf16|bf16|f32>
 //   }
 //
 // with TM in {64, 128}, TN a multiple of 64 up to 256, KT in {16, 32, 64}
-// and K = memref.dim of A's dim 1 or B's dim 0. An epilogue parallel's
+// and K = memref.dim of A's dim 1 or B's K dim (0, or 1 with transpose_b).
+// An epilogue parallel's
 // body is flat (no regions): pure ops, loads of %Cf[%i, %j], loads of
 // global memrefs defined outside the launch (a bias vector, ...) and
 // stores to %Cf[%i, %j]; the Hopper kernel applies it to each accumulator
@@ -53,6 +57,10 @@ struct GemmMatch {
   Value aRow, bCol, cRow, cCol;   // tile origins (defined outside the loop)
   int64_t tileM = 0, tileN = 0, kt = 0;
   Type inType, outType;
+  /// B is stored N x K (transpose_b): its TMA boxes are 64 rows of N by
+  /// 64 K, K-major like A's, and wgmma reads B K-major. Otherwise K x N,
+  /// boxes of 64 K rows by 64 columns, read MN-major.
+  bool transB = false;
 };
 
 /// Returns the match or fills `why` with the first reason it fails.
