@@ -365,23 +365,10 @@ Value KernelBuilder::mainLoopKMajorB(Value g0) {
     acc0 = LLVM::InsertValueOp::create(b, loc, acc0, blockZero,
                                        ArrayRef<int64_t>{q});
 
-  auto i64 = b.getI64Type();
   auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
       ctx, smemType({accRows(), kBlockK}, m.inType));
   auto descBType = nvgpu::WarpgroupMatrixDescriptorType::get(
       ctx, smemType({n, kBlockK}, m.inType));
-  auto asI64 = [&](Value desc) {
-    return UnrealizedConversionCastOp::create(b, loc, i64, desc).getResult(0);
-  };
-  auto plus = [&](Value desc, int64_t bytes) -> Value {
-    if (bytes == 0)
-      return desc;
-    // The address field counts 16-byte units (bits 0-13); shared offsets
-    // stay below 2^18 bytes, so no carry leaves the field.
-    return LLVM::AddOp::create(
-        b, loc, desc,
-        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes >> 4)));
-  };
   auto wgmmaType = NVVM::WGMMATypesAttr::get(
       ctx, m.inType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, int(n), 16);
@@ -405,9 +392,9 @@ Value KernelBuilder::mainLoopKMajorB(Value g0) {
         view(smemType({accRows(), kBlockK}, m.inType), add(stageOff, aRowOff));
     Value bTile =
         view(smemType({n, kBlockK}, m.inType), add(stageOff, cst(aBytes())));
-    Value descA = asI64(nvgpu::WarpgroupGenerateDescriptorOp::create(
+    Value descA = descriptorBits(nvgpu::WarpgroupGenerateDescriptorOp::create(
         b, loc, descAType, aTile, tmaA));
-    Value descB = asI64(nvgpu::WarpgroupGenerateDescriptorOp::create(
+    Value descB = descriptorBits(nvgpu::WarpgroupGenerateDescriptorOp::create(
         b, loc, descBType, bTile, tmaB));
     SmallVector<Value> blockAcc;
     for (int64_t q = 0; q < blocks; ++q)
@@ -417,8 +404,8 @@ Value KernelBuilder::mainLoopKMajorB(Value g0) {
     for (int64_t kk = 0; kk < kBlockK / 16; ++kk)
       for (int64_t q = 0; q < blocks; ++q)
         blockAcc[q] = NVVM::WgmmaMmaAsyncOp::create(
-            b, loc, blockT, blockAcc[q], plus(descA, q * 64 * 128 + kk * 32),
-            plus(descB, kk * 32), shape, wgmmaType, wgmmaType,
+            b, loc, blockT, blockAcc[q], descriptorPlus(descA, q * 64 * 128 + kk * 32),
+            descriptorPlus(descB, kk * 32), shape, wgmmaType, wgmmaType,
             NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
             NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one,
             one, layoutA, layoutB, NVVM::MMAIntOverflowAttr{});
@@ -440,6 +427,22 @@ Value KernelBuilder::mainLoopKMajorB(Value g0) {
   return UnrealizedConversionCastOp::create(b, loc, nvgpuAccType,
                                             loop.getResult(0))
       .getResult(0);
+}
+
+Value KernelBuilder::descriptorBits(Value desc) {
+  return UnrealizedConversionCastOp::create(b, loc, b.getI64Type(), desc)
+      .getResult(0);
+}
+
+Value KernelBuilder::descriptorPlus(Value desc, int64_t bytes) {
+  if (bytes == 0)
+    return desc;
+  // The address field counts 16-byte units (bits 0-13); shared offsets
+  // stay below 2^18 bytes, so no carry leaves the field.
+  auto i64 = b.getI64Type();
+  return LLVM::AddOp::create(
+      b, loc, desc,
+      LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes >> 4)));
 }
 
 Value KernelBuilder::waitFull(Value it) {

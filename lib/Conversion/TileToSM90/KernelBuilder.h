@@ -167,6 +167,11 @@ protected:
   /// mainLoop for a K-major B (transpose_b): the wgmmas built directly
   /// (nvgpu.warpgroup.mma steps only an MN-major B); the same accumulator.
   Value mainLoopKMajorB(Value g0);
+  /// A wgmma matrix descriptor (nvgpu.warpgroup.generate.descriptor's
+  /// result) as the i64 nvvm.wgmma.mma_async takes.
+  Value descriptorBits(Value desc);
+  /// Those bits `bytes` (a multiple of 16) further in shared memory.
+  Value descriptorPlus(Value desc, int64_t bytes);
   void namedBarrier(int64_t id, int64_t threads);
   /// The launch's elementwise epilogue (GemmMatch::epilogue) applied to
   /// the accumulator value `acc` of tile element (`row`, `col`) (indices

@@ -59,19 +59,6 @@ Value NarrowKernel::swappedMainLoop() {
       ctx, smemType({R, kBlockK}, m.inType));
   auto descBType = nvgpu::WarpgroupMatrixDescriptorType::get(
       ctx, smemType(bBoxShape(), m.inType));
-  auto i64 = b.getI64Type();
-  auto asI64 = [&](Value desc) {
-    return UnrealizedConversionCastOp::create(b, loc, i64, desc).getResult(0);
-  };
-  auto plus = [&](Value desc, int64_t bytes) -> Value {
-    if (bytes == 0)
-      return desc;
-    // The descriptor's address field counts 16-byte units (bits 0-13);
-    // shared offsets stay below 2^18 bytes, so no carry leaves the field.
-    return LLVM::AddOp::create(
-        b, loc, desc,
-        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes >> 4)));
-  };
   auto wgmmaType = [&](Type t) {
     return NVVM::WGMMATypesAttr::get(
         ctx, t.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
@@ -100,15 +87,15 @@ Value NarrowKernel::swappedMainLoop() {
     Value bBox = view(smemType(bBoxShape(), m.inType),
                       add(stageOff, add(cst(aBytes()),
                                         mul(wg, cst(bBoxBytes())))));
-    Value rowsDesc = asI64(nvgpu::WarpgroupGenerateDescriptorOp::create(
+    Value rowsDesc = descriptorBits(nvgpu::WarpgroupGenerateDescriptorOp::create(
         b, loc, descAType, aTile, tmaA));
-    Value colsDesc = asI64(nvgpu::WarpgroupGenerateDescriptorOp::create(
+    Value colsDesc = descriptorBits(nvgpu::WarpgroupGenerateDescriptorOp::create(
         b, loc, descBType, bBox, tmaB));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kk = 0; kk < kBlockK / 16; ++kk)
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, accT, acc, plus(colsDesc, kk * colsStep),
-          plus(rowsDesc, kk * 16 * 2), shape, wgmmaType(m.inType),
+          b, loc, accT, acc, descriptorPlus(colsDesc, kk * colsStep),
+          descriptorPlus(rowsDesc, kk * 16 * 2), shape, wgmmaType(m.inType),
           wgmmaType(m.inType),
           NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
           NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one,
