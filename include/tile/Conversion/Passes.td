@@ -303,6 +303,11 @@ def ConvertTileGemmToSM90 : Pass<"convert-tile-gemm-to-sm90", "::mlir::ModuleOp"
     in the metadata's `variants` (docs/bundle.md). The original kernel is
     untouched (it is the fallback when TMA cannot be used).
   }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark saying why a specialized GEMM gets no wide-tile or "
+           "narrow-row variant">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect",

@@ -56,7 +56,8 @@ void mlir::tile::buildTileToNVVMPipeline(
     ws.epilogue = opts.sm90Epilogue;
     ws.remarks = opts.remarks;
     pm.addPass(createTileWarpSpecialize(ws));
-    pm.addPass(createConvertTileGemmToSM90());
+    pm.addPass(createConvertTileGemmToSM90(
+        ConvertTileGemmToSM90Options{opts.remarks}));
   }
   // Register multi-buffering of pipelined global -> fragment copies, before
   // layout inference so the extra fragments get their layouts.

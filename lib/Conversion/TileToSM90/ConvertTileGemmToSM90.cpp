@@ -137,7 +137,8 @@ struct ConvertTileGemmToSM90Pass
     std::string why;
     FailureOr<unsigned> axis = wideTileAxis(m, why);
     if (failed(axis)) {
-      loop->emitRemark("sm90: no wide-tile variant for this GEMM: ") << why;
+      if (remarks)
+        loop->emitRemark("sm90: no wide-tile variant for this GEMM: ") << why;
       return success();
     }
     // The plan of the TM x 2TN tile: persistent cooperative, the launch
@@ -166,8 +167,9 @@ struct ConvertTileGemmToSM90Pass
     for (int64_t rows : kNarrowRows) {
       std::string why;
       if (failed(narrowRowsApply(m, rows, why))) {
-        loop->emitRemark("sm90: no narrow-row variant of ")
-            << rows << " rows for this GEMM: " << why;
+        if (remarks)
+          loop->emitRemark("sm90: no narrow-row variant of ")
+              << rows << " rows for this GEMM: " << why;
         return success();
       }
       auto built = build(kernel, m, narrowPlan(m, rows),

@@ -32,11 +32,15 @@ LogicalResult CooperativeKernel::mapLaunch(IRMapping &mapping) {
   }
   // The launch body's index computations (tile origins); the rest of the
   // body is what this kernel implements.
-  return cloneLaunchBody(b, m.launch, mapping, blockIdx, gridDim,
-                         [](Operation &op) {
-                           return op.getNumRegions() == 0 &&
-                                  isMemoryEffectFree(&op) && !isa<AllocOp>(op);
-                         });
+  if (failed(cloneLaunchBody(b, m.launch, mapping, blockIdx, gridDim,
+                             [](Operation &op) {
+                               return op.getNumRegions() == 0 &&
+                                      isMemoryEffectFree(&op) &&
+                                      !isa<AllocOp>(op);
+                             })))
+    return failure();
+  mapBatchOfC(mapping);
+  return success();
 }
 
 void CooperativeKernel::producer(IRMapping &mapping) {
@@ -44,7 +48,8 @@ void CooperativeKernel::producer(IRMapping &mapping) {
   auto loop = scf::ForOp::create(b, loc, cst(0), nIter, cst(1));
   b.setInsertionPointToStart(loop.getBody());
   Value it = loop.getInductionVar();
-  emitLoad(it, it, aRow, bCol);
+  emitLoad(it, it, aRow, bCol, batchValues(m.aBatch, mapping),
+           batchValues(m.bBatch, mapping));
 }
 
 void CooperativeKernel::consumer(IRMapping &mapping) {

@@ -58,6 +58,10 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   assert(bool(workspaceParam) == takesWorkspace() &&
          "a workspace param exactly when the kernel takes one");
   workspace = workspaceParam;
+  // The params, before mapLaunch maps a batched C to a view (mapBatchOfC).
+  globalA = mapping.lookup(m.A);
+  globalB = mapping.lookup(m.B);
+  globalC = mapping.lookup(m.C);
   if (failed(mapLaunch(mapping)))
     return failure();
 
@@ -84,8 +88,6 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
     wg = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), lane0);
   }
 
-  globalA = mapping.lookup(m.A);
-  globalB = mapping.lookup(m.B);
   // Without TMA the descriptors' types still tell the wgmma descriptors
   // the swizzle (their lowering reads only the type): casts of null.
   Value nullPtr;
@@ -99,6 +101,17 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
              b, loc, tmaType(bBoxShape()),
              ws.ldgLoads ? nullPtr : tensorMaps[1])
              .getResult(0);
+  tmaALoad = tmaA;
+  tmaBLoad = tmaB;
+  if (!ws.ldgLoads && !m.aBatch.empty())
+    tmaALoad = UnrealizedConversionCastOp::create(
+                   b, loc, tmaType(batchBox(m.A, {aRows(), kBlockK})),
+                   tensorMaps[0])
+                   .getResult(0);
+  if (!ws.ldgLoads && !m.bBatch.empty())
+    tmaBLoad = UnrealizedConversionCastOp::create(
+                   b, loc, tmaType(batchBox(m.B, bBoxShape())), tensorMaps[1])
+                   .getResult(0);
 
   auto barType = nvgpu::MBarrierGroupType::get(ctx, smemSpace(), ws.stages);
   full = nvgpu::MBarrierCreateOp::create(b, loc, barType);
@@ -113,8 +126,8 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
                                   first);
   }
   if (!ws.ldgLoads) {
-    nvgpu::TmaPrefetchOp::create(b, loc, tmaA, first);
-    nvgpu::TmaPrefetchOp::create(b, loc, tmaB, first);
+    nvgpu::TmaPrefetchOp::create(b, loc, tmaALoad, first);
+    nvgpu::TmaPrefetchOp::create(b, loc, tmaBLoad, first);
   }
   if (tensorMaps.size() > 2) {
     // C's map for the TMA-store epilogue (box 64x64, 128B swizzle). It is
@@ -127,7 +140,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
     cMapPresent = cmp(arith::CmpIPredicate::ne, cMapBits,
                       arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0));
     tmaC = UnrealizedConversionCastOp::create(
-               b, loc, tmaType({64, 64}, m.outType), cMap)
+               b, loc, tmaType(batchBox(m.C, {64, 64}), m.outType), cMap)
                .getResult(0);
     nvgpu::TmaPrefetchOp::create(
         b, loc, tmaC, arith::AndIOp::create(b, loc, first, cMapPresent));
@@ -174,7 +187,28 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   return success();
 }
 
-void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol) {
+Value KernelBuilder::matrixView(Value global, ValueRange batch) {
+  if (batch.empty())
+    return global;
+  auto type = cast<MemRefType>(global.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(batch.begin(), batch.end());
+  SmallVector<OpFoldResult> sizes(batch.size(), b.getIndexAttr(1));
+  for (int64_t d = rank - 2; d < rank; ++d) {
+    offsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(
+        memref::DimOp::create(b, loc, global, d).getResult());
+  }
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  auto viewType = memref::SubViewOp::inferRankReducedResultType(
+      {ShapedType::kDynamic, ShapedType::kDynamic}, type, offsets, sizes,
+      strides);
+  return memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType), global,
+                                   offsets, sizes, strides);
+}
+
+void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol,
+                             ValueRange aBatch, ValueRange bBatch) {
   Value stage = remu(it, cst(ws.stages));
   Value round = divu(it, cst(ws.stages));
   // Wait until the consumers released this stage's previous contents; the
@@ -184,7 +218,8 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol) {
                                          cst(10000000), stage);
   if (ws.ldgLoads) {
     emitLoadWithoutTma(mul(stage, cst(stageBytes())), mul(kIt, cst(kBlockK)),
-                       aRow, bCol);
+                       aRow, bCol, matrixView(globalA, aBatch),
+                       matrixView(globalB, bBatch));
     // The generic-proxy writes visible to wgmma (async proxy), then this
     // thread's arrival (release: the consumers' wait acquires them).
     NVVM::FenceProxyOp::create(
@@ -198,32 +233,37 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol) {
                                           Value{});
   Value stageOff = mul(stage, cst(stageBytes()));
   Value k0 = mul(kIt, cst(kBlockK));
-  Value aDst = view(smemType({aRows(), kBlockK}, m.inType), stageOff);
-  nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaA,
-                                ValueRange{k0, aRow}, stage, Value{}, Value{});
+  // The boxes as the maps' rank has them (batchBox: unit batch dims).
+  Value aDst = view(smemType(batchBox(m.A, {aRows(), kBlockK}), m.inType),
+                    stageOff);
+  nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaALoad,
+                                tmaCoords({k0, aRow}, aBatch), stage, Value{},
+                                Value{});
   for (int64_t h = 0; h < loadN() / 64; ++h) {
-    Value bDst = view(smemType(bBoxShape(), m.inType),
+    Value bDst = view(smemType(batchBox(m.B, bBoxShape()), m.inType),
                       add(stageOff, cst(aBytes() + h * bBoxBytes())));
     // Coordinates innermost first: (column, K row), or (K, row of N x K).
     Value col = loadColumn(h, bCol);
     nvgpu::TmaAsyncLoadOp::create(
-        b, loc, bDst, full, tmaB,
-        m.transB ? ValueRange{k0, col} : ValueRange{col, k0}, stage,
-        Value{}, Value{});
+        b, loc, bDst, full, tmaBLoad,
+        tmaCoords(m.transB ? ArrayRef<Value>{k0, col}
+                           : ArrayRef<Value>{col, k0},
+                  bBatch),
+        stage, Value{}, Value{});
   }
 }
 
 void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
-                                       Value bCol) {
+                                       Value bCol, Value a, Value bMat) {
   // The stage as 16-bit elements; a 16-byte chunk is 8 of them. TMA's 128B
   // swizzle: in each 128-byte row r (64 elements) of a box, chunk c lives
   // at chunk c ^ (r % 8) (the stage base is 1024-byte aligned).
   constexpr int64_t kChunk = 8;
   Value stage = view(smemType({stageBytes() / 2}, m.inType), stageOff);
   Value p = remu(tid, cst(128)); // the producer thread
-  Value M = memref::DimOp::create(b, loc, globalA, 0);
-  Value K = memref::DimOp::create(b, loc, globalA, 1);
-  Value N = memref::DimOp::create(b, loc, globalB, m.transB ? 0 : 1);
+  Value M = memref::DimOp::create(b, loc, a, 0);
+  Value K = memref::DimOp::create(b, loc, a, 1);
+  Value N = memref::DimOp::create(b, loc, bMat, m.transB ? 0 : 1);
   Value zero =
       arith::ConstantOp::create(b, loc, m.inType, b.getZeroAttr(m.inType));
   auto lt = [&](Value x, Value y) { return cmp(arith::CmpIPredicate::ult, x, y); };
@@ -278,7 +318,7 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
   for (int64_t j = 0; j < aRows() * 8 / 128; ++j) {
     Value q = add(p, cst(128 * j));
     Value r = divu(q, cst(8)), c = remu(q, cst(8));
-    chunk(globalA, add(aRow, r), add(k0, mul(c, cst(kChunk))), M, K,
+    chunk(a, add(aRow, r), add(k0, mul(c, cst(kChunk))), M, K,
           swizzled(r, c));
   }
   // B: loadN() / 64 boxes of 64 K rows x 8 chunks of columns (transpose_b:
@@ -291,11 +331,11 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
     Value dst = add(cst(bBase), add(mul(h, cst(box)), swizzled(r, c)));
     if (m.transB) {
       Value row = add(add(bCol, mul(h, cst(64))), r);
-      chunk(globalB, row, add(k0, mul(c, cst(kChunk))), N, K, dst);
+      chunk(bMat, row, add(k0, mul(c, cst(kChunk))), N, K, dst);
       continue;
     }
     Value col = add(add(bCol, mul(h, cst(64))), mul(c, cst(kChunk)));
-    chunk(globalB, add(k0, r), col, K, N, dst);
+    chunk(bMat, add(k0, r), col, K, N, dst);
   }
   flush();
 }

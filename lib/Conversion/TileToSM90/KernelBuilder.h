@@ -143,16 +143,56 @@ protected:
   //===--- pieces the schedules share -----------------------------------===//
   /// One pipeline iteration of the producer: `it` is the pipeline iteration
   /// (stage, phase), `kIt` the K tile; A rows from `aRow`, B columns from
-  /// `bCol`.
-  void emitLoad(Value it, Value kIt, Value aRow, Value bCol);
+  /// `bCol`, of the matrices at batch indices `aBatch` / `bBatch` (mapped
+  /// values, batchValues; empty for rank-2 operands).
+  void emitLoad(Value it, Value kIt, Value aRow, Value bCol,
+                ValueRange aBatch, ValueRange bBatch);
   /// The global column of B box `box` (64 columns each) of a stage whose
   /// first column is `bCol` (default: bCol + 64 * box).
   virtual Value loadColumn(int64_t box, Value bCol) {
     return add(bCol, cst(box * 64));
   }
   /// emitLoad's stage fill without TMA (ws.ldgLoads), by every producer
-  /// thread: element loads of 16-byte chunks into the swizzled layout.
-  void emitLoadWithoutTma(Value stageOff, Value k0, Value aRow, Value bCol);
+  /// thread: element loads of 16-byte chunks of the matrices `a` and `b`
+  /// (matrixView) into the swizzled layout.
+  void emitLoadWithoutTma(Value stageOff, Value k0, Value aRow, Value bCol,
+                          Value a, Value b);
+  //===--- batched operands (GemmMatch::aBatch, ...) ---------------------===//
+  /// `indices` as mapped by `tm`.
+  static SmallVector<Value> batchValues(ArrayRef<Value> indices,
+                                        const IRMapping &tm) {
+    SmallVector<Value> out;
+    for (Value v : indices)
+      out.push_back(tm.lookup(v));
+    return out;
+  }
+  /// The matrix at `batch` of the kernel param `global` (its last two dims,
+  /// a rank-reduced strided view); `global` itself when `batch` is empty.
+  Value matrixView(Value global, ValueRange batch);
+  /// Maps C in `tm` to the matrix of the tile's batch (matrixView), so
+  /// that the epilogues store to a 2-D C whatever its rank. Called by
+  /// every mapLaunch / mapTile after the tile's index computations.
+  void mapBatchOfC(IRMapping &tm) {
+    if (!m.cBatch.empty())
+      tm.map(m.C, matrixView(globalC, batchValues(m.cBatch, tm)));
+  }
+  /// A TMA box of the 2-D `box` in the tensor `global`: one element along
+  /// each of its batch dims first.
+  static SmallVector<int64_t> batchBox(Value global, ArrayRef<int64_t> box) {
+    SmallVector<int64_t> out(cast<MemRefType>(global.getType()).getRank() - 2,
+                             1);
+    out.append(box.begin(), box.end());
+    return out;
+  }
+  /// TMA coordinates, innermost first: `inner`, then the batch indices
+  /// innermost first.
+  static SmallVector<Value> tmaCoords(ArrayRef<Value> inner,
+                                      ValueRange batch) {
+    SmallVector<Value> out(inner.begin(), inner.end());
+    for (Value v : llvm::reverse(batch))
+      out.push_back(v);
+    return out;
+  }
   /// A consumer's wait for pipeline iteration `it`'s stage to be full;
   /// returns the stage.
   Value waitFull(Value it);
@@ -230,8 +270,12 @@ protected:
   WarpSpecialization ws;
   MLIRContext *ctx;
   Value smem, pad, tid, wg; // set by build()
-  Value globalA, globalB;   // the kernel's A and B params (build())
+  Value globalA, globalB, globalC; // the kernel's A, B, C params (build())
+  /// The wgmma descriptors take the swizzle from tmaA's / tmaB's type (2-D
+  /// boxes); the TMA loads and stores use the maps as the tensors' rank
+  /// needs them (batchBox), the same pointers.
   Value tmaA, tmaB, tmaC;   // tmaC: ws.tmaStore only
+  Value tmaALoad, tmaBLoad;
   Value cMapPresent;        // ws.tmaStore: whether C's map is not null
   Value full, empty;        // the mbarrier groups
   Value nIter;              // hardware K iterations per tile (per CTA)

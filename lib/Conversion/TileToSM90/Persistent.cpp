@@ -59,6 +59,7 @@ void PersistentKernel::mapTile(Value t, IRMapping &tileMapping) {
       });
   assert(succeeded(cloned) && "prelude values are mapped by mapLaunch");
   (void)cloned;
+  mapBatchOfC(tileMapping);
 }
 
 std::pair<Value, Value> PersistentKernel::linearCta() {
@@ -94,7 +95,8 @@ void PersistentKernel::producer(IRMapping &mapping) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value i = loop.getInductionVar();
-    emitLoad(add(g0, i), i, aRow, bCol);
+    emitLoad(add(g0, i), i, aRow, bCol, batchValues(m.aBatch, tm),
+             batchValues(m.bBatch, tm));
   });
 }
 

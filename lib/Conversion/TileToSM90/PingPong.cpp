@@ -58,7 +58,8 @@ void PingPongKernel::producer(IRMapping &mapping) {
   auto inner = scf::ForOp::create(b, loc, cst(0), nIter, cst(1));
   b.setInsertionPointToStart(inner.getBody());
   Value i = inner.getInductionVar();
-  emitLoad(add(g0, i), i, aRow, bCol);
+  emitLoad(add(g0, i), i, aRow, bCol, batchValues(m.aBatch, tm),
+           batchValues(m.bBatch, tm));
 }
 
 void PingPongKernel::consumer(IRMapping &mapping) {

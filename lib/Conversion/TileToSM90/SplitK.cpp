@@ -83,7 +83,8 @@ void SplitKKernel::producer(IRMapping &mapping) {
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(loop.getBody());
   Value i = loop.getInductionVar();
-  emitLoad(i, add(kBegin, i), aRow, bCol);
+  emitLoad(i, add(kBegin, i), aRow, bCol, batchValues(m.aBatch, tm),
+           batchValues(m.bBatch, tm));
 }
 
 void SplitKKernel::consumer(IRMapping &mapping) {

@@ -115,9 +115,16 @@ void PersistentKernel::stagedStoreValues(ArrayRef<Value> vals,
     auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
-    nvgpu::TmaAsyncStoreOp::create(b, loc, buf, tmaC,
-                                   ValueRange{add(cCol, cst(64 * c)), cRow},
-                                   Value{});
+    // The buffer as C's map has it (unit batch dims first, batchBox).
+    Value src = buf;
+    if (!m.cBatch.empty())
+      src = view(smemType(batchBox(m.C, {64, 64}), m.outType),
+                 add(bufBase, cst(((firstChunk + c) % 2) * 8192)));
+    nvgpu::TmaAsyncStoreOp::create(
+        b, loc, src, tmaC,
+        tmaCoords({add(cCol, cst(64 * c)), cRow},
+                  batchValues(m.cBatch, mapping)),
+        Value{});
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   }
 }

@@ -28,10 +28,16 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     // N x K B) and C for the TMA-store epilogue, 128B swizzle, 256B L2
     // promotion, zero fill out of bounds. C's is optional: without it the
     // kernel stores its staged chunks itself (PersistentKernel::storeValues).
+    // A batched operand's map has its rank: one element along each batch
+    // dim (the outermost).
     auto tma = [&](Value param, int64_t inner, int64_t outer, Type elt,
                    bool optional = false) {
+      int64_t rank = cast<MemRefType>(param.getType()).getRank();
+      SmallVector<int64_t> box(rank, 1), strides(rank, 1);
+      box[0] = inner;
+      box[1] = outer;
       return TmaDescAttr::get(ctx, cast<BlockArgument>(param).getArgNumber(),
-                              elt, {inner, outer}, {1, 1}, /*interleave=*/0,
+                              elt, box, strides, /*interleave=*/0,
                               /*swizzle=*/128, /*l2Promotion=*/256,
                               TmaOobFill::zero, optional);
     };
@@ -46,12 +52,13 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
                        : tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
       maps.push_back(tma(m.C, 64, 64, m.outType, /*optional=*/true));
-    // Split-K: K is A's dim 1, counted in hardware K tiles; the runtime
+    // Split-K: K is A's last dim, counted in hardware K tiles; the runtime
     // launches grid (tiles, S) and passes the workspace last, sized
     // tiles x S x the slice bytes.
     SmallVector<int64_t> splitK;
     if (ws.splitK)
-      splitK = {cast<BlockArgument>(m.A).getArgNumber(), 1, kBlockK,
+      splitK = {cast<BlockArgument>(m.A).getArgNumber(),
+                cast<MemRefType>(m.A.getType()).getRank() - 1, kBlockK,
                 built.workspaceSliceBytes};
     // Narrow: launched only when A and C have at most maxRows rows.
     SmallVector<int64_t> maxRows;

@@ -70,6 +70,7 @@ Value WideTileKernel::mapHalves(Value t, IRMapping &mapping, IRMapping &lo,
       if (op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
           !isa<AllocOp>(op))
         b.clone(op, half);
+    mapBatchOfC(half);
   };
   mapBlock(first, lo);
   mapBlock(second, hi);
@@ -102,14 +103,15 @@ Value WideTileKernel::loadColumn(int64_t box, Value bCol) {
 
 void WideTileKernel::producer(IRMapping &mapping) {
   forEachWideTile(mapping, [&](IRMapping &lo, IRMapping &hi, Value, Value g0) {
-    // A's row is the same for both halves (wideTileAxis).
+    // A's row and the batches are the same for both halves (wideTileAxis).
     Value aRow = lo.lookup(m.aRow), bCol = lo.lookup(m.bCol);
     bColHi = hi.lookup(m.bCol);
     auto loop = scf::ForOp::create(b, loc, cst(0), nIter, cst(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value i = loop.getInductionVar();
-    emitLoad(add(g0, i), i, aRow, bCol);
+    emitLoad(add(g0, i), i, aRow, bCol, batchValues(m.aBatch, lo),
+             batchValues(m.bBatch, lo));
   });
 }
 

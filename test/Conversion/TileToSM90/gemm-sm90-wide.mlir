@@ -1,6 +1,6 @@
 // RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 | FileCheck %s
 // RUN: tile-opt %tile_src_root/examples/gemm_epilogue.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 | FileCheck %s --check-prefix=EPI
-// RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: tile-opt %tile_src_root/utils/bench/kernels/gemm_128x256.mlir --tile-attach-metadata="target=cuda chip=sm_90a" --tile-warp-specialize --convert-tile-gemm-to-sm90=remarks=1 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: tilec %tile_src_root/examples/gemm.mlir --target=cuda --chip=sm_90a -o %t.tileb
 // RUN: tilec --info %t.tileb --section=metadata | FileCheck %s --check-prefix=META
 

@@ -39,12 +39,12 @@ static bool isDimOf(Value v, Value mem, int64_t dim) {
   return d && d.getSource() == mem && constIndex(d.getIndex()) == dim;
 }
 
-/// ub == ceildiv(K, kt) with K = dim(A, 1) or B's K dim (`bKDim`):
-/// divui(addi(K, kt - 1), kt), or ceildivui / ceildivsi(K, kt).
-static bool isTripCount(Value ub, Value A, Value B, int64_t bKDim,
-                        int64_t kt) {
+/// ub == ceildiv(K, kt) with K = A's last dim (`aKDim`) or B's K dim
+/// (`bKDim`): divui(addi(K, kt - 1), kt), or ceildivui / ceildivsi(K, kt).
+static bool isTripCount(Value ub, Value A, int64_t aKDim, Value B,
+                        int64_t bKDim, int64_t kt) {
   auto isK = [&](Value k) {
-    return isDimOf(k, A, 1) || isDimOf(k, B, bKDim);
+    return isDimOf(k, A, aKDim) || isDimOf(k, B, bKDim);
   };
   if (auto c = ub.getDefiningOp<arith::CeilDivUIOp>())
     return isK(c.getLhs()) && constIndex(c.getRhs()) == kt;
@@ -75,11 +75,26 @@ static bool isPureScalar(Operation &op) {
                       [](Type t) { return t.isIntOrIndexOrFloat(); });
 }
 
-/// A row-major global rank-2 memref that is a kernel argument.
-static bool isGlobalMatrix(Value v) {
+/// A row-major global memref of rank 2 (a matrix) to 5 (a batch of them:
+/// the dims above the last two), a kernel argument. A TMA map has at most
+/// 5 dims.
+static bool isGlobalMatrices(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
-  return t && t.getRank() == 2 && isGlobal(t) && t.getLayout().isIdentity() &&
-         isa<BlockArgument>(v);
+  return t && t.getRank() >= 2 && t.getRank() <= 5 && isGlobal(t) &&
+         t.getLayout().isIdentity() && isa<BlockArgument>(v);
+}
+
+/// Whether `copy`, between a rank-`rank` global tensor and a 2-D tile,
+/// drops exactly the dims above the last two (the batch dims): none for a
+/// matrix, [0] for a BxMxK tensor, ...
+static bool dropsBatchDims(CopyOp copy, int64_t rank) {
+  ArrayRef<int64_t> drop = copy.getDropDims().value_or(ArrayRef<int64_t>{});
+  if (int64_t(drop.size()) != rank - 2)
+    return false;
+  for (auto [i, d] : llvm::enumerate(drop))
+    if (d != int64_t(i))
+      return false;
+  return true;
 }
 
 static bool isDefinedOutside(Value v, Operation *region) {
@@ -186,15 +201,16 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
 
   m.A = m.copyA.getSource();
   m.B = m.copyB.getSource();
-  // The TMA descriptors and the persistent tile walk are 2-D: a batched
-  // GEMM's rank-reducing copies (drop_dims) keep the sm_80 lowering.
-  if (m.copyA.isRankReducing() || m.copyB.isRankReducing())
+  if (!isGlobalMatrices(m.A) || !isGlobalMatrices(m.B))
+    return fail("A and B must be row-major kernel arguments of rank 2 to 5");
+  const int64_t rankA = cast<MemRefType>(m.A.getType()).getRank();
+  const int64_t rankB = cast<MemRefType>(m.B.getType()).getRank();
+  // A batch of matrices: the copies drop exactly the batch dims.
+  if (!dropsBatchDims(m.copyA, rankA) || !dropsBatchDims(m.copyB, rankB))
     return fail(Twine("the 'tile.copy' of ") +
-                (m.copyA.isRankReducing() ? "A" : "B") +
-                " is rank-reducing (drop_dims); the TMA path takes rank-2 "
-                "A and B tensors");
-  if (!isGlobalMatrix(m.A) || !isGlobalMatrix(m.B))
-    return fail("A and B must be row-major rank-2 kernel arguments");
+                (dropsBatchDims(m.copyA, rankA) ? "B" : "A") +
+                " does not take a tile of the last two dims (a batched "
+                "operand's copy drops exactly its leading dims)");
   auto aTy = cast<MemRefType>(g.getA().getType());
   auto bTy = cast<MemRefType>(g.getB().getType());
   auto cTy = cast<MemRefType>(g.getC().getType());
@@ -222,10 +238,14 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
 
   // Copy indices: A[row, k*kt], B[k*kt, col] (transpose_b: B[col, k*kt]);
   // row/col loop-invariant.
+  // Batched operands: their batch indices first.
   auto ai = m.copyA.getSourceIndices(), bi = m.copyB.getSourceIndices();
-  const unsigned bK = m.transB ? 1 : 0; // B's K dim
-  if (ai.size() != 2 || bi.size() != 2 || !isIvTimes(ai[1], iv, m.kt) ||
-      !isIvTimes(bi[bK], iv, m.kt))
+  m.aBatch = llvm::to_vector(ai.drop_back(2));
+  m.bBatch = llvm::to_vector(bi.drop_back(2));
+  ai = ai.take_back(2);
+  bi = bi.take_back(2);
+  const unsigned bK = m.transB ? 1 : 0; // B's K dim (of its last two)
+  if (!isIvTimes(ai[1], iv, m.kt) || !isIvTimes(bi[bK], iv, m.kt))
     return fail(m.transB
                     ? "the copies must read A[m, k*KT] and B[n, k*KT]"
                     : "the copies must read A[m, k*KT] and B[k*KT, n]");
@@ -233,7 +253,11 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   m.bCol = bi[1 - bK];
   if (!isDefinedOutside(m.aRow, loop) || !isDefinedOutside(m.bCol, loop))
     return fail("the tile origins must not depend on the loop");
-  if (!isTripCount(loop.getUpperBound(), m.A, m.B, bK, m.kt))
+  if (llvm::any_of(llvm::concat<Value>(m.aBatch, m.bBatch),
+                   [&](Value v) { return !isDefinedOutside(v, loop); }))
+    return fail("the batch indices must not depend on the loop");
+  if (!isTripCount(loop.getUpperBound(), m.A, rankA - 1, m.B,
+                   rankB - 2 + bK, m.kt))
     return fail("the trip count must be ceildiv(K, KT) of A's or B's K");
 
   // Launch body: allocs, pure ops, clear C, the loop, copy C out.
@@ -284,19 +308,20 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   if (m.aAlloc.getLayoutAttr() || m.bAlloc.getLayoutAttr() ||
       m.cAlloc.getLayoutAttr())
     return fail("user-specified layouts");
-  if (m.copyOut.isRankReducing())
-    return fail("the 'tile.copy' of C is rank-reducing (drop_dims); the TMA "
-                "path takes a rank-2 C tensor");
   m.C = m.copyOut.getTarget();
-  auto cOutTy = dyn_cast<MemRefType>(m.C.getType());
-  if (!cOutTy || !isGlobal(cOutTy) || cOutTy.getRank() != 2 ||
-      !cOutTy.getLayout().isIdentity() || !isa<BlockArgument>(m.C))
-    return fail("C must be a row-major rank-2 kernel argument");
+  if (!isGlobalMatrices(m.C))
+    return fail("C must be a row-major kernel argument of rank 2 to 5");
+  auto cOutTy = cast<MemRefType>(m.C.getType());
+  if (!dropsBatchDims(m.copyOut, cOutTy.getRank()))
+    return fail("the 'tile.copy' of C does not write a tile of the last two "
+                "dims (a batched C's copy drops exactly its leading dims)");
   m.outType = cOutTy.getElementType();
   if (!(m.outType.isF16() || m.outType.isBF16() || m.outType.isF32()))
     return fail("C must be f16, bf16 or f32");
-  m.cRow = m.copyOut.getTargetIndices()[0];
-  m.cCol = m.copyOut.getTargetIndices()[1];
+  auto ci = m.copyOut.getTargetIndices();
+  m.cBatch = llvm::to_vector(ci.drop_back(2));
+  m.cRow = ci[ci.size() - 2];
+  m.cCol = ci[ci.size() - 1];
   // Nothing else may touch the buffers.
   auto inEpilogue = [&](Operation *user) {
     return llvm::any_of(m.epilogue, [&](ParallelOp p) {
@@ -335,13 +360,15 @@ FailureOr<unsigned> sm90::wideTileAxis(const GemmMatch &m, std::string &why) {
   for (unsigned d = 0; d < blocks.size(); ++d) {
     // Both halves must read the same A tile; B's column must move with the
     // block (otherwise nothing is gained).
-    if (dependsOn(m.aRow, blocks[d], m.launch) ||
-        !dependsOn(m.bCol, blocks[d], m.launch))
+    // The batch of A and B must be the same for both halves too.
+    auto moves = [&](Value v) { return dependsOn(v, blocks[d], m.launch); };
+    if (moves(m.aRow) || !moves(m.bCol) || llvm::any_of(m.aBatch, moves) ||
+        llvm::any_of(m.bBatch, moves))
       continue;
     return d;
   }
   why = "no launch grid axis moves B's tile column without moving A's tile "
-        "row";
+        "row or a batch index";
   return failure();
 }
 
@@ -370,6 +397,11 @@ static bool provablyNonNegative(Value v, LaunchOp launch) {
 
 LogicalResult sm90::narrowRowsApply(const GemmMatch &m, int64_t rows,
                                     std::string &why) {
+  if (m.batched()) {
+    why = "the operands are batched (the runtime's max_rows rule reads the "
+          "rows from dim 0)";
+    return failure();
+  }
   if (m.tileM < rows) {
     why = "the launch tile has " + std::to_string(m.tileM) + " rows, fewer "
           "than " + std::to_string(rows);

@@ -26,6 +26,13 @@
 //
 // with TM in {64, 128}, TN a multiple of 64 up to 256, KT in {16, 32, 64}
 // and K = memref.dim of A's dim 1 or B's K dim (0, or 1 with transpose_b).
+//
+// Batched: any of A, B and C may have leading batch dims (rank 3 to 5, a
+// row-major BxMxK A, ...), copied by a rank-reducing tile.copy that drops
+// exactly those dims (`tile.copy %A[%b, %m, %k*KT] to %As drop_dims [0]`),
+// with loop-invariant batch indices; the dims above are then the last two
+// (K = A's last dim, ...). The kernels read and write the batch's matrix
+// (rank-3+ tensor maps, views of the batch for the other accesses).
 // An epilogue parallel's
 // body is flat (no regions): pure ops, loads of %Cf[%i, %j], loads of
 // global memrefs defined outside the launch (a bias vector, ...) and
@@ -55,12 +62,20 @@ struct GemmMatch {
   SmallVector<ParallelOp> epilogue; // elementwise, in order
   Value A, B, C;                  // global memrefs (kernel arguments)
   Value aRow, bCol, cRow, cCol;   // tile origins (defined outside the loop)
+  /// The batch indices of A, B and C (their leading dims, outermost
+  /// first; empty for a rank-2 operand), defined outside the loop.
+  SmallVector<Value> aBatch, bBatch, cBatch;
   int64_t tileM = 0, tileN = 0, kt = 0;
   Type inType, outType;
   /// B is stored N x K (transpose_b): its TMA boxes are 64 rows of N by
   /// 64 K, K-major like A's, and wgmma reads B K-major. Otherwise K x N,
   /// boxes of 64 K rows by 64 columns, read MN-major.
   bool transB = false;
+
+  /// Whether any operand has batch dims.
+  bool batched() const {
+    return !aBatch.empty() || !bBatch.empty() || !cBatch.empty();
+  }
 };
 
 /// Returns the match or fills `why` with the first reason it fails.

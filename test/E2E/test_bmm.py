@@ -1,0 +1,85 @@
+"""End to end: a batched GEMM with 128x128 tiles (kernels/bmm.mlir.in),
+C[b] = 0.5 * A[b] x op(B[b]) for 3-D tensors, B stored K x N or N x K
+(`transpose_b`, attention's Q K^T), checked against a float64 reference on
+every target. On sm_90a the launch goes to the TMA + wgmma variants with
+rank-3 tensor maps (docs/pipelines.md "Batched GEMMs"); on the H200 (132
+SMs) the shapes pick:
+
+  (3, 70, 45, 33)       odd K and N: no tensor map, the variant loading
+                        through the SM's load units
+  (4, 256, 256, 2048)   16 tiles: split-K over each batch's K
+  (8, 512, 512, 256)    128 tiles: the persistent kernel, TMA-store epilogue
+  (3, 1000, 1000, 136)  192 blocks: wide 128x256 tiles (M and N tails)
+  (2, 300, 130, 64)     C's rows not 16-byte pitched: no map of C, the
+                        epilogue stores through the threads
+
+plus TILE_GEMM_TILE=large and TILE_SPLIT_K forcing 3 slices, bf16
+operands, and the generic kernels on the CPU and sm_80 on the same shapes."""
+
+import numpy as np
+import pytest
+
+from e2e_util import KERNELS, TARGET, TARGET_BACKENDS, rel_error
+
+BACKENDS = (TARGET_BACKENDS or
+            ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else []))
+
+
+def bmm_source(dtype, tb):
+    return (KERNELS / "bmm.mlir.in").read_text().format(
+        IN=dtype,
+        BDIMS='"B", "N", "K"' if tb else '"B", "K", "N"',
+        BSHAPE="128x32" if tb else "32x128",
+        BIDX="%bz, %n0, %k0" if tb else "%bz, %k0, %n0",
+        GEMM_ATTRS="transpose_b" if tb else "")
+
+
+def run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb, seed,
+            bf16=False):
+    rng = np.random.default_rng(seed)
+    shapes = {"A": (batch, m, k), "B": (batch, n, k) if tb else (batch, k, n)}
+    if bf16:
+        # bf16 data travels as float32 (tile-run converts it).
+        ml_dtypes = pytest.importorskip("ml_dtypes")
+        inputs = {name: rng.standard_normal(s).astype(ml_dtypes.bfloat16)
+                  .astype(np.float32) for name, s in shapes.items()}
+    else:
+        inputs = {name: rng.standard_normal(s).astype(np.float16)
+                  for name, s in shapes.items()}
+    bundle = compile_kernel(bmm_source("bf16" if bf16 else "f16", tb))
+    out = bundle.run(tmp_path, inputs, backend)["C"]
+    a, b = (inputs[name].astype(np.float64) for name in ("A", "B"))
+    ref = 0.5 * np.einsum("bmk,bnk->bmn" if tb else "bmk,bkn->bmn", a, b)
+    return out, ref
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tb", [False, True], ids=["nn", "nt"])
+@pytest.mark.parametrize("batch,m,n,k", [(3, 70, 45, 33), (4, 256, 256, 2048),
+                                         (8, 512, 512, 256),
+                                         (3, 1000, 1000, 136),
+                                         (2, 300, 130, 64), (1, 1, 1, 1)])
+def test_bmm(compile_kernel, tmp_path, backend, tb, batch, m, n, k):
+    out, ref = run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb,
+                       seed=70)
+    # f16 output: ~2^-11 relative.
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("env", [("TILE_GEMM_TILE", "large"),
+                                 ("TILE_SPLIT_K", "3")])
+def test_bmm_override(compile_kernel, tmp_path, backend, env, monkeypatch):
+    # Read per launch by the runtime (tile-run inherits it).
+    monkeypatch.setenv(*env)
+    out, ref = run_bmm(compile_kernel, tmp_path, backend, 3, 130, 392, 264,
+                       tb=True, seed=71)
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bmm_bf16(compile_kernel, tmp_path, backend):
+    out, ref = run_bmm(compile_kernel, tmp_path, backend, 5, 300, 520, 264,
+                       tb=False, seed=72, bf16=True)
+    # bf16 output: ~2^-8 relative.
+    assert rel_error(out, ref) < 1e-2
