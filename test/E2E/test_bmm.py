@@ -12,6 +12,8 @@ SMs) the shapes pick:
   (3, 1000, 1000, 136)  192 blocks: wide 128x256 tiles (M and N tails)
   (2, 300, 130, 64)     C's rows not 16-byte pitched: no map of C, the
                         epilogue stores through the threads
+  (4, 300, 260, 137)    an odd K: repacked into padded rows (TILE_REPACK=1
+                        or the cost rule) or the LDG variant (TILE_REPACK=0)
 
 plus TILE_GEMM_TILE=large and TILE_SPLIT_K forcing 3 slices, bf16
 operands, and the generic kernels on the CPU and sm_80 on the same shapes."""
@@ -29,7 +31,7 @@ def bmm_source(dtype, tb):
     return (KERNELS / "bmm.mlir.in").read_text().format(
         IN=dtype,
         BDIMS='"B", "N", "K"' if tb else '"B", "K", "N"',
-        BSHAPE="128x32" if tb else "32x128",
+        BSHAPE="128x16" if tb else "16x128",
         BIDX="%bz, %n0, %k0" if tb else "%bz, %k0, %n0",
         GEMM_ATTRS="transpose_b" if tb else "")
 
@@ -63,6 +65,20 @@ def test_bmm(compile_kernel, tmp_path, backend, tb, batch, m, n, k):
     out, ref = run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb,
                        seed=70)
     # f16 output: ~2^-11 relative.
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tb", [False, True], ids=["nn", "nt"])
+@pytest.mark.parametrize("repack", ["0", "1", "auto"])
+def test_bmm_odd_k(compile_kernel, tmp_path, backend, tb, repack,
+                   monkeypatch):
+    # K = 137: rows of A (and of B when N x K) are not 16-byte pitched, so
+    # no tensor map: repacked (TILE_REPACK=1, and the cost rule's choice for
+    # this size) into padded rows of every batch, or the LDG variant (0).
+    monkeypatch.setenv("TILE_REPACK", repack)
+    out, ref = run_bmm(compile_kernel, tmp_path, backend, 4, 300, 260, 137,
+                       tb, seed=73)
     assert rel_error(out, ref) < 2e-3
 
 

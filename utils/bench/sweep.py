@@ -22,6 +22,10 @@ Kernels, all the programs a user writes once (no per-shape tuning):
                          and its bf16 twin: the runtime picks the variant;
   linear_f16 / _bf16     examples/linear.mlir, Y = X W^T + bias with W
                          stored N x K (torch's nn.Linear layout);
+  bmm_nn / bmm_nt /      test/E2E/kernels/bmm.mlir.in: batched 128x128 tiles,
+  bmm_bf16_nn            C[b] = 0.5 A[b] B[b] with B stored BxKxN (nn) or
+                         BxNxK (nt, attention's Q K^T);
+  batched_gemm           examples/batched_gemm.mlir (64x64 tiles, f16);
   softmax_N, rmsnorm_N   utils/bench/sweep_kernels/*.mlir.in, f32, one
                          program per static row length N;
   reduce_rows            examples/reduce_rows.mlir (f32, any M, N; 4 rows
@@ -29,7 +33,8 @@ Kernels, all the programs a user writes once (no per-shape tuning):
   transpose              examples/transpose.mlir (f32, any M, N; 64x64
                          tiles staged in shared memory);
   elementwise_add        examples/elementwise_add.mlir (f32, any N).
-References: torch.matmul (cuBLAS), F.linear (cuBLAS), torch.softmax, torch.nn.functional
+References: torch.matmul (cuBLAS), F.linear (cuBLAS), torch.baddbmm with
+alpha 0.5 / torch.bmm (cuBLAS), torch.softmax, torch.nn.functional
 .rms_norm, X.sum(1), X.t().contiguous(), A + B. Memory-bound rows also give
 GB/s and the fraction of the device-to-device copy bandwidth measured in the
 same run (torch copy_ of 1 GiB), and of a copy moving the case's own bytes
@@ -78,6 +83,14 @@ LINEAR_SHAPES = [
     (4097, 4095, 4100), (333, 777, 1111), (127, 131, 137),
     (512, 512, 16384), (16384, 1024, 1024), (8192, 768, 3072),
 ]
+# Batched GEMMs (batch, M, N, K): attention-like score and value products
+# (small K or N per head), LLM-like batches of projections, odd shapes.
+BMM_SHAPES = [
+    (32, 1024, 1024, 64), (32, 1024, 64, 1024), (64, 512, 512, 128),
+    (16, 1024, 1024, 1024), (8, 2048, 2048, 2048), (4, 4096, 4096, 512),
+    (128, 256, 256, 256), (12, 1000, 1000, 100), (3, 1000, 999, 1001),
+    (2, 4096, 4096, 4096),
+]
 QUICK_GEMM = [(4096, 4096, 4096), (4097, 4095, 4100), (333, 777, 1111),
               (1000, 1000, 1000), (16, 4096, 4096), (512, 512, 16384)]
 
@@ -114,6 +127,15 @@ def kernel_sources():
         src[f"softmax_{n}"] = tmpl("softmax").format(**softmax_params(n))
     for n in RMSNORM_N:
         src[f"rmsnorm_{n}"] = tmpl("rmsnorm").format(**rmsnorm_params(n))
+    bmm = open(os.path.join(ROOT, "test", "E2E", "kernels", "bmm.mlir.in")).read()
+    for name, dtype, tb in (("bmm_nn", "f16", False), ("bmm_nt", "f16", True),
+                            ("bmm_bf16_nn", "bf16", False)):
+        src[name] = bmm.format(
+            IN=dtype, BDIMS='"B", "N", "K"' if tb else '"B", "K", "N"',
+            BSHAPE="128x16" if tb else "16x128",
+            BIDX="%bz, %n0, %k0" if tb else "%bz, %k0, %n0",
+            GEMM_ATTRS="transpose_b" if tb else "")
+    src["batched_gemm"] = open(os.path.join(ROOT, "examples", "batched_gemm.mlir")).read()
     src["transpose"] = open(os.path.join(ROOT, "examples", "transpose.mlir")).read()
     src["reduce_rows"] = open(os.path.join(ROOT, "examples", "reduce_rows.mlir")).read()
     src["elementwise_add"] = open(os.path.join(ROOT, "examples", "elementwise_add.mlir")).read()
@@ -124,7 +146,7 @@ def selected(name, only):
     """Whether kernel `name` is in the --only selection."""
     if not only:
         return True
-    gemm = name.startswith(("gemm_", "linear_"))
+    gemm = name.startswith(("gemm_", "linear_", "bmm_", "batched_gemm"))
     if only == "mem":
         return not gemm
     if only == "gemm":
@@ -294,6 +316,45 @@ def cmd_run(args):
             report("linear", label, t_tile, t_ref, ok,
                    f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)", ratio)
 
+    # -- batched GEMMs against torch.baddbmm (alpha 0.5, one cuBLAS call)
+    # and, for the example (no scale), torch.bmm --
+    bmm_shapes = BMM_SHAPES[:4] if args.quick else BMM_SHAPES
+    for name in ("bmm_nn", "bmm_nt", "bmm_bf16_nn", "batched_gemm"):
+        k = kernels.get(name)
+        if k is None:
+            continue
+        dt = torch.bfloat16 if "bf16" in name else torch.float16
+        tb = name == "bmm_nt"
+        alpha = 1.0 if name == "batched_gemm" else 0.5
+        for (Bt, M, N, K) in bmm_shapes:
+            A = torch.randn(Bt, M, K, dtype=dt, device=dev)
+            B = torch.randn(Bt, N, K, dtype=dt, device=dev) if tb else \
+                torch.randn(Bt, K, N, dtype=dt, device=dev)
+            C = torch.empty(Bt, M, N, dtype=dt, device=dev)
+            Bop = B.transpose(1, 2) if tb else B
+            label = f"{name} {Bt}x{M}x{N}x{K}"
+            try:
+                k(A, B, C)
+                ref = alpha * (A.float() @ Bop.float())
+                err = (C.float() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
+                ok = err < 2e-2
+            except Exception as e:  # noqa
+                print(f"bmm {label}: {e}")
+                ok = False
+            if alpha == 1.0:
+                ref_fn = lambda: torch.bmm(A, Bop, out=C)
+            else:
+                ref_fn = lambda: torch.baddbmm(C, A, Bop, beta=0, alpha=alpha, out=C)
+            if ok:
+                t_tile, t_ref, ratio = paired(lambda: k(A, B, C), ref_fn)
+            else:
+                t_tile, t_ref, ratio = float("nan"), bench(ref_fn), 0.0
+            fl = 2 * Bt * M * N * K
+            tf = fl / (t_tile * 1e9) if ok else 0
+            tr = fl / (t_ref * 1e9)
+            report("bmm", label, t_tile, t_ref, ok,
+                   f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)", ratio)
+
     # -- memory-bound --
     def mem(group, label, fn_tile, fn_ref, check, nbytes):
         try:
@@ -382,7 +443,7 @@ def cmd_run(args):
         worst = min(rs, key=lambda x: x[1])
         print(f"{group:10s} n={len(rs):3d}  geomean {geomean(ratios):5.2f}  "
               f"worst {worst[1]:5.2f} ({worst[0]})")
-        if group not in ("gemm", "linear"):
+        if group not in ("gemm", "linear", "bmm"):
             allmem += ratios
     if allmem:
         print(f"{'memory':10s} n={len(allmem):3d}  geomean {geomean(allmem):5.2f}  "

@@ -553,14 +553,20 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
     }
     if (mode == RepackMode::Auto) {
       // The GEMM's m x n x k from A (tma[0], M x K) and B (tma[1], K x N
-      // or N x K: n = B's elements / k either way).
-      const bool gemm = n >= 2 && keys[0].rank == 2 && keys[1].rank == 2 &&
-                        keys[0].shape[1] > 0;
-      const int64_t k = gemm ? keys[0].shape[1] : 0;
+      // or N x K: n = the elements of B's matrix / k either way). Batched
+      // operands (leading dims): m counts A's rows over the batch, n one
+      // matrix of B, so 2mnk is the launch's FLOPs (a batch of A times one
+      // B counts once per A matrix).
+      const Key &a = keys[0], &bk = keys[1];
+      const bool gemm = n >= 2 && a.rank >= 2 && bk.rank >= 2 &&
+                        a.shape[a.rank - 1] > 0;
+      const int64_t k = gemm ? a.shape[a.rank - 1] : 0;
+      int64_t m = 1;
+      for (uint32_t d = 0; gemm && d + 1 < a.rank; ++d)
+        m *= a.shape[d];
       if (!gemm ||
-          !repackPays(keys[0].shape[0],
-                      keys[1].shape[0] * keys[1].shape[1] / k, k,
-                      repackTotal)) {
+          !repackPays(m, bk.shape[bk.rank - 2] * bk.shape[bk.rank - 1] / k,
+                      k, repackTotal)) {
         why = repackWhy + " (repacking " + str(int64_t(repackTotal)) +
               " bytes does not pay for this launch; TILE_REPACK=1 forces it)";
         return false;

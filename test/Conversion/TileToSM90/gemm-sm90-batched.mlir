@@ -13,17 +13,22 @@
 // WS: tile.pipelined {{.*}} attributes {sm90.warp_specialize =
 
 // CHECK-LABEL: gpu.func @batched_gemm_kernel_sm90_ldg(
-// CHECK: memref.subview %arg2[%block_id_z, 0, 0] [1, %{{.*}}, %{{.*}}] [1, 1, 1] : memref<?x?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
-// CHECK: memref.subview %arg0[%block_id_z, 0, 0]
-// CHECK: memref.subview %arg1[%block_id_z, 0, 0]
+// CHECK: memref.subview %arg0[%{{.*}}, 0, 0] [1, %{{.*}}, %{{.*}}] [1, 1, 1] : memref<?x?x?xf16> to memref<?x?xf16, strided<[?, 1], offset: ?>>
+// CHECK: memref.subview %arg1[%{{.*}}, 0, 0] [1, %{{.*}}, %{{.*}}] [1, 1, 1]
+// CHECK: memref.subview %arg2[%{{.*}}, 0, 0] [1, %{{.*}}, %{{.*}}] [1, 1, 1]
+// The persistent kernel: A's 128x64 box at (k, m, b), B's two 64x64 boxes
+// at (n, k, b); C's TMA stores at (n, m, b).
 // CHECK-LABEL: gpu.func @batched_gemm_kernel_sm90(
-// CHECK: nvgpu.tma.async.load %{{.*}}[%[[K:.*]], %{{.*}}, %block_id_z], {{.*}} : <tensor = memref<1x64x64xf16
-// CHECK: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %[[K]], %block_id_z], {{.*}} : <tensor = memref<1x64x64xf16
+// CHECK: nvgpu.tma.async.load %{{.*}}[%[[K:.*]], %{{.*}}, %[[B:.*]]], {{.*}} : <tensor = memref<1x128x64xf16
+// CHECK: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %[[K]], %[[B]]], {{.*}} : <tensor = memref<1x64x64xf16
+// CHECK: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %[[K]], %[[B]]], {{.*}} : <tensor = memref<1x64x64xf16
 // CHECK: nvgpu.warpgroup.mma
-// CHECK: memref.dim %{{.*}}, %{{.*}} : memref<?x?xf16, strided<[?, 1], offset: ?>>
+// CHECK: nvgpu.tma.async.store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x64x64xf16
+// CHECK-LABEL: gpu.func @batched_gemm_kernel_sm90_wide(
+// CHECK-COUNT-5: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}]
 // CHECK-LABEL: gpu.func @batched_gemm_kernel_sm90_sk(
-// CHECK: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %{{.*}}, %[[B:.*]]], {{.*}} : <tensor = memref<1x64x64xf16
-// CHECK: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %{{.*}}, %[[B]]], {{.*}} : <tensor = memref<1x64x64xf16
+// CHECK: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %{{.*}}, %[[SB:.*]]], {{.*}} : <tensor = memref<1x128x64xf16
+// CHECK: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %{{.*}}, %[[SB]]], {{.*}} : <tensor = memref<1x64x64xf16
 // CHECK-NOT: gpu.func @batched_gemm_kernel_sm90_nr
 
 // The narrow kernels' runtime rule reads the rows from dim 0 (the batch).
@@ -33,6 +38,6 @@
 // META: "k_dim": 2,
 // META: "box": [
 // META-NEXT: 64,
-// META-NEXT: 64,
+// META-NEXT: 128,
 // META-NEXT: 1
 // META-NEXT: ],
