@@ -15,7 +15,8 @@ SMs) the shapes pick:
   (4, 300, 260, 137)    an odd K: repacked into padded rows (TILE_REPACK=1
                         or the cost rule) or the LDG variant (TILE_REPACK=0)
 
-plus TILE_GEMM_TILE=large and TILE_SPLIT_K forcing 3 slices, bf16
+plus one B (rank 2) for the whole batch, TILE_GEMM_TILE=large and
+TILE_SPLIT_K forcing 3 slices, bf16
 operands, and the generic kernels on the CPU and sm_80 on the same shapes."""
 
 import numpy as np
@@ -27,19 +28,27 @@ BACKENDS = (TARGET_BACKENDS or
             ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else []))
 
 
-def bmm_source(dtype, tb):
+def bmm_source(dtype, tb, shared_b=False):
+    """kernels/bmm.mlir.in for `dtype`; B stored N x K with `tb`; one B for
+    the whole batch (rank 2) with `shared_b`."""
+    dims = '"N", "K"' if tb else '"K", "N"'
+    idx = "%n0, %k0" if tb else "%k0, %n0"
     return (KERNELS / "bmm.mlir.in").read_text().format(
         IN=dtype,
-        BDIMS='"B", "N", "K"' if tb else '"B", "K", "N"',
+        BDYN="?x?" if shared_b else "?x?x?",
+        BDIMS=dims if shared_b else '"B", ' + dims,
         BSHAPE="128x16" if tb else "16x128",
-        BIDX="%bz, %n0, %k0" if tb else "%bz, %k0, %n0",
+        BIDX=idx if shared_b else "%bz, " + idx,
+        BDROP="" if shared_b else " drop_dims [0]",
         GEMM_ATTRS="transpose_b" if tb else "")
 
 
 def run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb, seed,
-            bf16=False):
+            bf16=False, shared_b=False):
     rng = np.random.default_rng(seed)
-    shapes = {"A": (batch, m, k), "B": (batch, n, k) if tb else (batch, k, n)}
+    b_shape = (n, k) if tb else (k, n)
+    shapes = {"A": (batch, m, k),
+              "B": b_shape if shared_b else (batch,) + b_shape}
     if bf16:
         # bf16 data travels as float32 (tile-run converts it).
         ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -48,10 +57,12 @@ def run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb, seed,
     else:
         inputs = {name: rng.standard_normal(s).astype(np.float16)
                   for name, s in shapes.items()}
-    bundle = compile_kernel(bmm_source("bf16" if bf16 else "f16", tb))
+    bundle = compile_kernel(bmm_source("bf16" if bf16 else "f16", tb,
+                                       shared_b))
     out = bundle.run(tmp_path, inputs, backend)["C"]
     a, b = (inputs[name].astype(np.float64) for name in ("A", "B"))
-    ref = 0.5 * np.einsum("bmk,bnk->bmn" if tb else "bmk,bkn->bmn", a, b)
+    spec = ("nk" if tb else "kn") if shared_b else ("bnk" if tb else "bkn")
+    ref = 0.5 * np.einsum(f"bmk,{spec}->bmn", a, b)
     return out, ref
 
 
@@ -65,6 +76,18 @@ def test_bmm(compile_kernel, tmp_path, backend, tb, batch, m, n, k):
     out, ref = run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb,
                        seed=70)
     # f16 output: ~2^-11 relative.
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tb", [False, True], ids=["nn", "nt"])
+@pytest.mark.parametrize("batch,m,n,k", [(3, 70, 45, 33), (4, 256, 256, 2048),
+                                         (6, 700, 520, 264)])
+def test_bmm_shared_b(compile_kernel, tmp_path, backend, tb, batch, m, n, k):
+    # One B (rank 2) for every batch element of A and C: a linear layer over
+    # a batch of token blocks (only A's and C's copies drop the batch dim).
+    out, ref = run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb,
+                       seed=74, shared_b=True)
     assert rel_error(out, ref) < 2e-3
 
 

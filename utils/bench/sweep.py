@@ -131,10 +131,11 @@ def kernel_sources():
     for name, dtype, tb in (("bmm_nn", "f16", False), ("bmm_nt", "f16", True),
                             ("bmm_bf16_nn", "bf16", False)):
         src[name] = bmm.format(
-            IN=dtype, BDIMS='"B", "N", "K"' if tb else '"B", "K", "N"',
+            IN=dtype, BDYN="?x?x?",
+            BDIMS='"B", "N", "K"' if tb else '"B", "K", "N"',
             BSHAPE="128x16" if tb else "16x128",
             BIDX="%bz, %n0, %k0" if tb else "%bz, %k0, %n0",
-            GEMM_ATTRS="transpose_b" if tb else "")
+            BDROP=" drop_dims [0]", GEMM_ATTRS="transpose_b" if tb else "")
     src["batched_gemm"] = open(os.path.join(ROOT, "examples", "batched_gemm.mlir")).read()
     src["transpose"] = open(os.path.join(ROOT, "examples", "transpose.mlir")).read()
     src["reduce_rows"] = open(os.path.join(ROOT, "examples", "reduce_rows.mlir")).read()
