@@ -40,12 +40,11 @@ using namespace mlir::tile::nvgpu_lowering;
 
 KernelLowering::KernelLowering(gpu::GPUFuncOp func, int64_t threads,
                                const GPUTargetInfo &target)
-    : b(func.getContext()), loc(func.getLoc()), func(func), threads(threads),
-      chip(target.chip), waveSize(target.waveSize),
-      matrixGemm(target.matrixGemm),
+    : pingPong(target.warpSpecializePingPong), b(func.getContext()),
+      loc(func.getLoc()), func(func), threads(threads), chip(target.chip),
+      waveSize(target.waveSize), matrixGemm(target.matrixGemm),
       sharedMemoryLimit(target.sharedMemoryLimit),
-      asyncCopy(target.asyncCopy), copyToShared(target.copyToShared),
-      pingPong(target.warpSpecializePingPong) {}
+      asyncCopy(target.asyncCopy), copyToShared(target.copyToShared) {}
 
 //===----------------------------------------------------------------------===//
 // Small helpers

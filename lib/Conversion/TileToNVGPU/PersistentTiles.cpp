@@ -223,7 +223,9 @@ LogicalResult KernelLowering::makePersistent(LaunchOp launch,
                                  role->getOperations(), std::next(ifOp->getIterator()),
                                  Block::iterator(role->getTerminator()));
     b.setInsertionPointToStart(then);
-    auto [cta, ctas] = ctaAndCount();
+    // Plain values, not structured bindings: the lambdas below capture them.
+    auto [ctaValue, ctasValue] = ctaAndCount();
+    Value cta = ctaValue, ctas = ctasValue;
     auto publish = [&](Value t, SlotState s) {
       Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
       ::mlir::nvgpu::MBarrierTryWaitParityOp::create(

@@ -270,12 +270,13 @@ CUDATarget::serializeToPTX(ModuleOp module, const CompileOptions &options,
   std::string toolkitRoot;
   if (libdevice.found())
     toolkitRoot = cuda::getToolkitRoot(libdevice.getPath());
-  else if (libdevice.failedRequired() || callsLibdevice(module))
-    return libdevice.emitNotFound(
-               module.getLoc(),
-               "The kernel calls math functions, which come from libdevice. " +
-                   cuda::getToolkitHint().str()),
-           failure();
+  else if (libdevice.failedRequired() || callsLibdevice(module)) {
+    (void)libdevice.emitNotFound(
+        module.getLoc(),
+        "The kernel calls math functions, which come from libdevice. " +
+            cuda::getToolkitHint().str());
+    return failure();
+  }
 
   // One LLVM module per kernel, on parallel threads (PerKernelPTX.h); the
   // optimized LLVM IR (--emit=llvm) is printed from the whole module.
@@ -403,11 +404,12 @@ FailureOr<std::unique_ptr<PtxasRun>>
 CUDATarget::startAssembling(Location loc, StringRef ptx,
                             const CompileOptions &options) const {
   ToolSearch ptxas = cuda::findPtxas(options.toolkitPath);
-  if (!ptxas.found())
-    return ptxas.emitNotFound(loc, "ptxas assembles the cubin (--emit=ptx "
-                                   "needs none). " +
-                                       cuda::getToolkitHint().str()),
-           failure();
+  if (!ptxas.found()) {
+    (void)ptxas.emitNotFound(loc, "ptxas assembles the cubin (--emit=ptx "
+                                  "needs none). " +
+                                      cuda::getToolkitHint().str());
+    return failure();
+  }
   return std::make_unique<PtxasRun>(loc, ptxas.getPath(), ptx, options);
 }
 
