@@ -28,9 +28,10 @@ BACKENDS = (TARGET_BACKENDS or
             ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else []))
 
 
-def bmm_source(dtype, tb, shared_b=False):
+def bmm_source(dtype, tb, shared_b=False, extra_z=False):
     """kernels/bmm.mlir.in for `dtype`; B stored N x K with `tb`; one B for
-    the whole batch (rank 2) with `shared_b`."""
+    the whole batch (rank 2) with `shared_b`; a grid one block longer than
+    the batch with `extra_z`."""
     dims = '"N", "K"' if tb else '"K", "N"'
     idx = "%n0, %k0" if tb else "%k0, %n0"
     return (KERNELS / "bmm.mlir.in").read_text().format(
@@ -40,11 +41,11 @@ def bmm_source(dtype, tb, shared_b=False):
         BSHAPE="128x16" if tb else "16x128",
         BIDX=idx if shared_b else "%bz, " + idx,
         BDROP="" if shared_b else " drop_dims [0]",
-        GEMM_ATTRS="transpose_b" if tb else "")
+        GEMM_ATTRS="transpose_b" if tb else "", EXTRA_Z=int(extra_z))
 
 
 def run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb, seed,
-            bf16=False, shared_b=False):
+            bf16=False, shared_b=False, extra_z=False):
     rng = np.random.default_rng(seed)
     b_shape = (n, k) if tb else (k, n)
     shapes = {"A": (batch, m, k),
@@ -58,7 +59,7 @@ def run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb, seed,
         inputs = {name: rng.standard_normal(s).astype(np.float16)
                   for name, s in shapes.items()}
     bundle = compile_kernel(bmm_source("bf16" if bf16 else "f16", tb,
-                                       shared_b))
+                                       shared_b, extra_z))
     out = bundle.run(tmp_path, inputs, backend)["C"]
     a, b = (inputs[name].astype(np.float64) for name in ("A", "B"))
     spec = ("nk" if tb else "kn") if shared_b else ("bnk" if tb else "bkn")
@@ -88,6 +89,20 @@ def test_bmm_shared_b(compile_kernel, tmp_path, backend, tb, batch, m, n, k):
     # a batch of token blocks (only A's and C's copies drop the batch dim).
     out, ref = run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb,
                        seed=74, shared_b=True)
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tb", [False, True], ids=["nn", "nt"])
+@pytest.mark.parametrize("batch,m,n,k", [(3, 70, 45, 33), (4, 256, 256, 2048),
+                                         (3, 1000, 1000, 136)])
+def test_bmm_grid_past_batch(compile_kernel, tmp_path, backend, tb, batch, m,
+                             n, k):
+    # One more block along the batch than the batch has: its batch index is
+    # out of bounds, so it reads zeros and writes nothing (the runner's C
+    # is exactly B x M x N; the sanitized GPU run would see a stray write).
+    out, ref = run_bmm(compile_kernel, tmp_path, backend, batch, m, n, k, tb,
+                       seed=75, extra_z=True)
     assert rel_error(out, ref) < 2e-3
 
 

@@ -135,7 +135,8 @@ def kernel_sources():
             BDIMS='"B", "N", "K"' if tb else '"B", "K", "N"',
             BSHAPE="128x16" if tb else "16x128",
             BIDX="%bz, %n0, %k0" if tb else "%bz, %k0, %n0",
-            BDROP=" drop_dims [0]", GEMM_ATTRS="transpose_b" if tb else "")
+            BDROP=" drop_dims [0]", GEMM_ATTRS="transpose_b" if tb else "",
+            EXTRA_Z=0)
     src["batched_gemm"] = open(os.path.join(ROOT, "examples", "batched_gemm.mlir")).read()
     src["transpose"] = open(os.path.join(ROOT, "examples", "transpose.mlir")).read()
     src["reduce_rows"] = open(os.path.join(ROOT, "examples", "reduce_rows.mlir")).read()

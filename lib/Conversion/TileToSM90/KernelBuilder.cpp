@@ -194,11 +194,22 @@ Value KernelBuilder::matrixView(Value global, ValueRange batch) {
   int64_t rank = type.getRank();
   SmallVector<OpFoldResult> offsets(batch.begin(), batch.end());
   SmallVector<OpFoldResult> sizes(batch.size(), b.getIndexAttr(1));
-  for (int64_t d = rank - 2; d < rank; ++d) {
-    offsets.push_back(b.getIndexAttr(0));
-    sizes.push_back(
-        memref::DimOp::create(b, loc, global, d).getResult());
+  // A batch index outside the tensor (a launch grid larger than the batch)
+  // gives a matrix of no rows, so that every load of it is zero and every
+  // store to it skipped, as tile.copy defines out-of-bounds elements (the
+  // TMA maps clip the batch dims themselves).
+  Value inside;
+  for (auto [d, index] : llvm::enumerate(batch)) {
+    Value ok = cmp(arith::CmpIPredicate::ult, index,
+                   memref::DimOp::create(b, loc, global, d));
+    inside = inside ? arith::AndIOp::create(b, loc, inside, ok) : ok;
   }
+  Value rows = arith::SelectOp::create(
+      b, loc, inside, memref::DimOp::create(b, loc, global, rank - 2),
+      cst(0));
+  offsets.append({b.getIndexAttr(0), b.getIndexAttr(0)});
+  sizes.append(
+      {rows, memref::DimOp::create(b, loc, global, rank - 1).getResult()});
   SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
   auto viewType = memref::SubViewOp::inferRankReducedResultType(
       {ShapedType::kDynamic, ShapedType::kDynamic}, type, offsets, sizes,

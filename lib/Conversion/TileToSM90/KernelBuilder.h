@@ -167,7 +167,8 @@ protected:
     return out;
   }
   /// The matrix at `batch` of the kernel param `global` (its last two dims,
-  /// a rank-reduced strided view); `global` itself when `batch` is empty.
+  /// a rank-reduced strided view; no rows when a batch index is outside the
+  /// tensor); `global` itself when `batch` is empty.
   Value matrixView(Value global, ValueRange batch);
   /// Maps C in `tm` to the matrix of the tile's batch (matrixView), so
   /// that the epilogues store to a 2-D C whatever its rank. Called by
