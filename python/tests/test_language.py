@@ -320,6 +320,19 @@ def test_rank_reducing_copy():
     assert text.count("drop_dims") == 2
 
 
+def test_tile_start_of_a_batch():
+    # A[bz, i, j] into a 2-D buffer: the batch dim is dropped (TileLang's
+    # batched GEMM), both ways.
+    @T.prim_func
+    def k(A: T.Tensor((N, N, 32), "float16")):
+        with T.Kernel(4, 2) as (bx, bz):
+            a = T.alloc_shared((64, 32), "float16")
+            T.copy(A[bz, bx * 64, 0], a)
+            T.copy(a, A[bz, bx * 64, 0])
+    text = k.script()
+    assert text.count("drop_dims [0]") == 2
+
+
 def test_error_rank_reducing_copy():
     def f():
         @T.prim_func

@@ -37,6 +37,12 @@ def test_example_gemm(tile, m, n, k):
     example("gemm").main(m, n, k)
 
 
+@pytest.mark.parametrize("batch,m,n,k", [(3, 200, 90, 70), (1, 1, 3, 40),
+                                         (2, 129, 257, 33)])
+def test_example_batched_gemm(tile, batch, m, n, k):
+    example("batched_gemm").main(batch, m, n, k)
+
+
 def test_example_gemm_bf16_small_tiles(tile):
     ml = pytest.importorskip("ml_dtypes")
     ex = example("gemm")

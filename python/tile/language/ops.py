@@ -121,6 +121,14 @@ def copy(src, dst, **kw):
         drop = [i for i, k in enumerate(g.keep) if not k]
         kept = [i for i, k in enumerate(g.keep) if k]
         orank, grank = o.buffer.type.rank, g.buffer.type.rank
+        if (not drop and grank > orank and
+                all(e is None for e in g.extents)):
+            # A tile start of a higher-rank tensor (A[bz, by * 128, k * 32]
+            # into a 2-D buffer, as TileLang writes a batched GEMM): the
+            # leading dims are single elements (dropped), the trailing ones
+            # take the on-chip buffer's shape.
+            drop = list(range(grank - orank))
+            kept = list(range(grank - orank, grank))
         if len(kept) != orank:
             if drop:
                 raise user_error(
