@@ -385,6 +385,15 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
     if (out.kParam >= 0)
       return p.fail(path + ".coarsen", "cannot be combined with split_k");
   }
+  if (auto cs = v.find("coarse_speedup"); cs != v.end()) {
+    const std::string at = path + ".coarse_speedup";
+    if (!cs->is_number_integer() || cs->get<int64_t>() < 100 ||
+        cs->get<int64_t>() > 10000)
+      return p.fail(at, "must be an integer in [100, 10000]");
+    if (v.find("coarsen") == v.end())
+      return p.fail(at, "needs coarsen");
+    out.coarseSpeedup = cs->get<int64_t>();
+  }
   if (auto mr = v.find("max_rows"); mr != v.end()) {
     const std::string at = path + ".max_rows";
     if (!mr->is_object())

@@ -101,6 +101,10 @@ struct VariantPlan {
   /// ceildiv(gy, cy) * ceildiv(gz, cz) tiles, chosen per launch by the
   /// tile-shape cost model (CudaVariants.h, useCoarseTiles).
   int64_t coarsen[3] = {1, 1, 1};
+  /// "coarse_speedup": with "coarsen", the compiler's estimate in percent
+  /// (100..10000) of how much faster a launch block runs in a coarse tile;
+  /// 0 (absent): the cost model's default (useCoarseTiles).
+  int64_t coarseSpeedup = 0;
   /// "max_rows": {"rows": R, "params": [p, ...]}: used only for launches
   /// in which dim 0 of each tensor param p is at most R (the narrow kernel
   /// of skinny GEMMs); maxRows 0: any launch. With split_k it needs no

@@ -13,13 +13,23 @@ and TILE_GEMM_TILE=large forces the wide tiles on small, ragged shapes
 (with and without the bias + ReLU epilogue, which each half applies with
 its own block's values), =user turns them off. N and K are multiples of 8
 so that f16 rows are 16-byte pitched (TMA; otherwise the launch goes to
-the variant without tensor maps)."""
+the variant without tensor maps).
+
+Other user tile shapes (utils/bench/sweep_kernels/gemm_tile.mlir.in, and
+test/E2E/kernels/gemm.mlir.in's 64x64 tile with B stored N x K) get coarse
+tiles of 128x256 on sm_90a: 2 x 4 launch blocks of 64x64, 2 x 2 of 64x128,
+1 x 4 of 128x64 (a consumer warpgroup per 64-row block row; each block's
+own index computations, stores skipped past the grid). At (1100, 2104,
+200) the cost model picks them for all three shapes on 132 SMs
+(64x64: 594 blocks -> 81 coarse tiles); TILE_GEMM_TILE=large forces them
+on ragged shapes whose grid extents are not multiples of the grouping."""
 
 import numpy as np
 import pytest
 
 import e2e_util
-from e2e_util import EXAMPLES, TARGET, TARGET_BACKENDS, f16_inputs, rel_error
+from e2e_util import (EXAMPLES, TARGET, TARGET_BACKENDS, f16_inputs,
+                      ref_matmul, rel_error)
 
 BACKENDS = (TARGET_BACKENDS or
             ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else []))
@@ -64,3 +74,45 @@ def test_gemm_tiles_epilogue(compile_kernel, tmp_path, backend, m, n, k,
     out = bundle.run(tmp_path, {"A": a, "B": b, "bias": bias}, backend)["C"]
     ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0)
     assert rel_error(out, ref) < 2e-3
+
+
+def user_tile_source(tm, tn, dtype="f16"):
+    path = EXAMPLES.parent / "utils" / "bench" / "sweep_kernels" / "gemm_tile.mlir.in"
+    return path.read_text().format(TM=tm, TN=tn, KT=32, IN=dtype)
+
+
+USER_TILES = [(64, 64), (64, 128), (128, 64)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tm,tn", USER_TILES)
+@pytest.mark.parametrize("m,n,k", [(77, 200, 136), (300, 520, 264)])
+def test_user_tiles_large(compile_kernel, tmp_path, backend, tm, tn, m, n, k,
+                          monkeypatch):
+    monkeypatch.setenv("TILE_GEMM_TILE", "large")
+    bundle = compile_kernel(user_tile_source(tm, tn))
+    a, b = f16_inputs(54, m, n, k)
+    out = bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"]
+    assert rel_error(out, ref_matmul(a, b)) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tm,tn", USER_TILES)
+def test_user_tiles_auto(compile_kernel, tmp_path, backend, tm, tn):
+    bundle = compile_kernel(user_tile_source(tm, tn))
+    a, b = f16_inputs(55, 1100, 2104, 200)
+    out = bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"]
+    assert rel_error(out, ref_matmul(a, b)) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype,tb", [("f16", True), ("bf16", False)])
+def test_user_tiles_64x64_variants(compile_kernel, tmp_path, backend, dtype,
+                                   tb, monkeypatch):
+    # test/E2E/kernels/gemm.mlir.in: 64x64 tiles rasterized in panels of 2,
+    # B stored N x K (transpose_b) or bf16.
+    from test_cpu_kernels import run_gemm
+    monkeypatch.setenv("TILE_GEMM_TILE", "large")
+    out, ref = run_gemm(compile_kernel, tmp_path, backend, 130, 392, 1032,
+                        dtype, tb=tb, seed=56)
+    assert rel_error(out, ref) < (1e-2 if dtype == "bf16" else 2e-3)

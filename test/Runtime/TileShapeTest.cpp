@@ -85,6 +85,26 @@ TEST(TileShape, CostModel) {
   EXPECT_EQ(cuda::coarseTiles(c, 17, 9, 1), 81);
 }
 
+TEST(TileShape, CostModelSpeedup) {
+  using cuda::useCoarseTiles;
+  // 64x64 -> 128x256 (8 blocks per tile, coarse_speedup 271): 4096^2 =
+  // 4096 blocks, 512 coarse tiles: 8 * 4 = 32 block-times per SM against
+  // 2.71 * 32 = 87: coarse.
+  EXPECT_TRUE(useCoarseTiles(4096, 512, 8, 132, nullptr, 271));
+  // 1000^2 = 256 blocks, 32 coarse tiles: one tile of 8 blocks per SM
+  // (800) against 2 launch tiles at 2.71 (542): not.
+  EXPECT_FALSE(useCoarseTiles(256, 32, 8, 132, nullptr, 271));
+  // 594 blocks, 81 coarse tiles (1100 x 2104 in 64x64 blocks): 800 <= 1355.
+  EXPECT_TRUE(useCoarseTiles(594, 81, 8, 132, nullptr, 271));
+  // The default is the 128x128 -> 128x256 estimate (125).
+  EXPECT_EQ(useCoarseTiles(300, 150, 2, 132, nullptr),
+            useCoarseTiles(300, 150, 2, 132, nullptr, 125));
+  EXPECT_TRUE(useCoarseTiles(300, 150, 2, 132, nullptr, 160));
+  // The overrides win over any estimate.
+  EXPECT_FALSE(useCoarseTiles(4096, 512, 8, 132, "user", 271));
+  EXPECT_TRUE(useCoarseTiles(4, 1, 8, 132, "large", 271));
+}
+
 TEST(TileShape, Metadata) {
   KernelPlan plan;
   std::string error;
@@ -93,10 +113,42 @@ TEST(TileShape, Metadata) {
   EXPECT_EQ(plan.variants[1].coarsen[0], 2);
   EXPECT_EQ(plan.variants[1].coarsen[1], 1);
   EXPECT_EQ(plan.variants[2].coarsen[0], 1); // absent: one block per tile
+  EXPECT_EQ(plan.variants[1].coarseSpeedup, 0); // absent
   std::vector<cuda::VariantSpec> vs;
   ASSERT_TRUE(cuda::makeVariantSpecs(plan, vs, error)) << error;
   EXPECT_TRUE(vs[1].coarsened());
   EXPECT_FALSE(vs[2].coarsened());
+  EXPECT_EQ(vs[1].coarseSpeedupPct, cuda::kDefaultCoarseSpeedupPct);
+  {
+    json m = wideMeta();
+    m["variants"][1]["coarse_speedup"] = 316;
+    KernelPlan p;
+    ASSERT_TRUE(parseMetadata(m.dump(), p, error)) << error;
+    EXPECT_EQ(p.variants[1].coarseSpeedup, 316);
+    ASSERT_TRUE(cuda::makeVariantSpecs(p, vs, error)) << error;
+    EXPECT_EQ(vs[1].coarseSpeedupPct, 316);
+  }
+  struct BadSpeedup {
+    int index;
+    json value;
+    const char *message;
+  } badSpeedup[] = {
+      {1, 99, "variants[1].coarse_speedup must be an integer in [100, 10000]"},
+      {1, 10001,
+       "variants[1].coarse_speedup must be an integer in [100, 10000]"},
+      {1, "316",
+       "variants[1].coarse_speedup must be an integer in [100, 10000]"},
+      {1, 1.5, "variants[1].coarse_speedup must be an integer in [100, 10000]"},
+      {2, 316, "variants[2].coarse_speedup needs coarsen"},
+  };
+  for (const BadSpeedup &b : badSpeedup) {
+    SCOPED_TRACE(b.message);
+    json m = wideMeta();
+    m["variants"][b.index]["coarse_speedup"] = b.value;
+    KernelPlan p;
+    EXPECT_FALSE(parseMetadata(m.dump(), p, error));
+    EXPECT_NE(error.find(b.message), std::string::npos) << error;
+  }
 
   struct Bad {
     int index;

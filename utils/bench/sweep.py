@@ -25,7 +25,11 @@ Kernels, all the programs a user writes once (no per-shape tuning):
   bmm_nn / bmm_nt /      test/E2E/kernels/bmm.mlir.in: batched 128x128 tiles,
   bmm_bf16_nn            C[b] = 0.5 A[b] B[b] with B stored BxKxN (nn) or
                          BxNxK (nt, attention's Q K^T);
-  batched_gemm           examples/batched_gemm.mlir (64x64 tiles, f16);
+  batched_gemm           examples/batched_gemm.mlir (128x128 tiles, f16);
+  gemm_tMxN_f16 / _bf16  utils/bench/sweep_kernels/gemm_tile.mlir.in: the
+                         GEMM with the user's tile MxN other than 128x128
+                         (64x64, 64x128, 128x64; K steps of 32), group
+                         "tiles" (TILE_SHAPES), against torch.matmul;
   softmax_N, rmsnorm_N   utils/bench/sweep_kernels/*.mlir.in, f32, one
                          program per static row length N;
   reduce_rows            examples/reduce_rows.mlir (f32, any M, N; 4 rows
@@ -91,6 +95,16 @@ BMM_SHAPES = [
     (128, 256, 256, 256), (12, 1000, 1000, 100), (3, 1000, 999, 1001),
     (2, 4096, 4096, 4096),
 ]
+# User tile shapes other than examples/gemm.mlir's (TM, TN), and the GEMM
+# shapes they run on (aligned, odd, skinny, small).
+USER_TILES = [(64, 64), (64, 128), (128, 64)]
+TILE_SHAPES = [
+    (4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048),
+    (1024, 1024, 1024), (1000, 1000, 1000), (512, 512, 512),
+    (4097, 4095, 4100), (333, 777, 1111), (3000, 3001, 2999),
+    (16, 4096, 4096), (128, 4096, 4096), (16384, 1024, 1024),
+    (8192, 3072, 768), (4096, 11008, 4096),
+]
 QUICK_GEMM = [(4096, 4096, 4096), (4097, 4095, 4100), (333, 777, 1111),
               (1000, 1000, 1000), (16, 4096, 4096), (512, 512, 16384)]
 
@@ -137,6 +151,11 @@ def kernel_sources():
             BIDX="%bz, %n0, %k0" if tb else "%bz, %k0, %n0",
             BDROP=" drop_dims [0]", GEMM_ATTRS="transpose_b" if tb else "",
             EXTRA_Z=0)
+    gt = tmpl("gemm_tile")
+    for (tm, tn) in USER_TILES:
+        for dtype in ("f16", "bf16"):
+            src[f"gemm_t{tm}x{tn}_{dtype}"] = gt.format(TM=tm, TN=tn, KT=32,
+                                                        IN=dtype)
     src["batched_gemm"] = open(os.path.join(ROOT, "examples", "batched_gemm.mlir")).read()
     src["transpose"] = open(os.path.join(ROOT, "examples", "transpose.mlir")).read()
     src["reduce_rows"] = open(os.path.join(ROOT, "examples", "reduce_rows.mlir")).read()
@@ -287,6 +306,37 @@ def cmd_run(args):
             tr = 2 * M * N * K / (t_ref * 1e9)
             report("gemm", label, t_tile, t_ref, ok, f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)",
                    ratio)
+
+    # -- the GEMM with other user tile shapes, against torch.matmul --
+    tile_shapes = QUICK_GEMM if args.quick else TILE_SHAPES
+    for (tm, tn) in USER_TILES:
+        for dt_name, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+            k = kernels.get(f"gemm_t{tm}x{tn}_{dt_name}")
+            if k is None:
+                continue
+            for (M, N, K) in tile_shapes:
+                A = torch.randn(M, K, dtype=dt, device=dev)
+                B = torch.randn(K, N, dtype=dt, device=dev)
+                C = torch.empty(M, N, dtype=dt, device=dev)
+                label = f"{tm}x{tn} {dt_name} {M}x{N}x{K}"
+                try:
+                    k(A, B, C)
+                    ref = A.float() @ B.float()
+                    err = ((C.float() - ref).abs().max().item() /
+                           max(ref.abs().max().item(), 1e-6))
+                    ok = err < 2e-2
+                except Exception as e:  # noqa
+                    print(f"tiles {label}: {e}")
+                    ok = False
+                ref_fn = lambda: torch.matmul(A, B, out=C)
+                if ok:
+                    t_tile, t_ref, ratio = paired(lambda: k(A, B, C), ref_fn)
+                else:
+                    t_tile, t_ref, ratio = float("nan"), bench(ref_fn), 0.0
+                tf = 2 * M * N * K / (t_tile * 1e9) if ok else 0
+                tr = 2 * M * N * K / (t_ref * 1e9)
+                report("tiles", label, t_tile, t_ref, ok,
+                       f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)", ratio)
 
     # -- linear layers: Y = X W^T + bias against torch's F.linear (cuBLAS) --
     lin_shapes = QUICK_GEMM if args.quick else LINEAR_SHAPES
@@ -445,7 +495,7 @@ def cmd_run(args):
         worst = min(rs, key=lambda x: x[1])
         print(f"{group:10s} n={len(rs):3d}  geomean {geomean(ratios):5.2f}  "
               f"worst {worst[1]:5.2f} ({worst[0]})")
-        if group not in ("gemm", "linear", "bmm"):
+        if group not in ("gemm", "linear", "bmm", "tiles"):
             allmem += ratios
     if allmem:
         print(f"{'memory':10s} n={len(allmem):3d}  geomean {geomean(allmem):5.2f}  "

@@ -128,32 +128,48 @@ struct ConvertTileGemmToSM90Pass
     return l;
   }
   /// Builds NAME_kernel_sm90_wide (WideTileKernel) into `variants` where
-  /// the launch pairs up (wideTileAxis), with the epilogue of `ws` (the
-  /// launch tile's plan); a remark on `loop` says why not.
+  /// launch blocks group into coarse tiles (coarseTile), with the epilogue
+  /// of `ws` (the launch tile's plan); a remark on `loop` says why not.
   LogicalResult addWideTileVariant(func::FuncOp kernel, PipelinedOp loop,
                                    const GemmMatch &m,
                                    const WarpSpecialization &ws,
                                    SmallVectorImpl<BuiltVariant> &variants) {
     std::string why;
-    FailureOr<unsigned> axis = wideTileAxis(m, why);
-    if (failed(axis)) {
+    FailureOr<CoarseTile> coarse = coarseTile(m, why);
+    if (failed(coarse)) {
       if (remarks)
         loop->emitRemark("sm90: no wide-tile variant for this GEMM: ") << why;
       return success();
     }
-    // The plan of the TM x 2TN tile: persistent cooperative, the launch
+    // The plan of the coarse CTA tile: persistent cooperative, the launch
     // tile's epilogue (TMA stores or registers), as many stages as fit.
     GemmMatch wide = m;
-    wide.tileN = 2 * m.tileN;
+    wide.tileM = coarse->rows * m.tileM;
+    wide.tileN = coarse->cols * m.tileN;
+    // The coarse tile's default epilogue (TMA stores where they apply)
+    // unless the launch tile's persistent cooperative plan could have
+    // stored by TMA and does not: tile-warp-specialize was told
+    // epilogue=registers. (A 64-row launch tile is not persistent by
+    // default, and a 64-column one cannot store by TMA: no choice made.)
+    const bool registersChosen =
+        ws.persistent && !ws.pingpong && !ws.tmaStore &&
+        decideWarpSpecialization(m, PersistentMode::On,
+                                 ScheduleMode::Cooperative, EpilogueMode::Auto)
+            .tmaStore;
     WarpSpecialization w = decideWarpSpecialization(
         wide, PersistentMode::On, ScheduleMode::Cooperative,
-        ws.tmaStore ? EpilogueMode::Tma : EpilogueMode::Registers);
-    w.wideAxis = *axis;
+        registersChosen ? EpilogueMode::Registers : EpilogueMode::Auto);
+    w.coarse = *coarse;
     auto built = build(kernel, m, w, "_wide");
     if (failed(built))
       return failure();
     built->coarsen = {1, 1, 1};
-    built->coarsen[*axis] = 2;
+    if (coarse->rowAxis >= 0)
+      built->coarsen[coarse->rowAxis] = coarse->rows;
+    if (coarse->colAxis >= 0)
+      built->coarsen[coarse->colAxis] = coarse->cols;
+    built->coarseSpeedupPct = coarseSpeedupPct(m.tileM, m.tileN, wide.tileM,
+                                               wide.tileN);
     variants.push_back(std::move(*built));
     return success();
   }
@@ -295,7 +311,7 @@ struct ConvertTileGemmToSM90Pass
                         /*maxTiles=*/0, kb->workspaceBytes(),
                         kb->workspaceSliceBytes(),
                         /*packKernel=*/"", /*packElemBytes=*/0, {},
-                        /*maxRows=*/0};
+                        /*coarseSpeedupPct=*/0, /*maxRows=*/0};
   }
 };
 

@@ -26,9 +26,8 @@ sm90::createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
     return std::make_unique<NarrowKernel>(b, loc, m, ws);
   if (ws.splitK)
     return std::make_unique<SplitKKernel>(b, loc, m, ws);
-  if (ws.wideAxis >= 0)
-    return std::make_unique<WideTileKernel>(b, loc, m, ws,
-                                            unsigned(ws.wideAxis));
+  if (ws.coarse.blocks() > 1)
+    return std::make_unique<WideTileKernel>(b, loc, m, ws);
   if (ws.pingpong)
     return std::make_unique<PingPongKernel>(b, loc, m, ws);
   if (ws.persistent)
@@ -94,7 +93,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   if (ws.ldgLoads)
     nullPtr = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
   tmaA = UnrealizedConversionCastOp::create(
-             b, loc, tmaType({aRows(), kBlockK}),
+             b, loc, tmaType({aBoxRows(), kBlockK}),
              ws.ldgLoads ? nullPtr : tensorMaps[0])
              .getResult(0);
   tmaB = UnrealizedConversionCastOp::create(
@@ -105,7 +104,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   tmaBLoad = tmaB;
   if (!ws.ldgLoads && !m.aBatch.empty())
     tmaALoad = UnrealizedConversionCastOp::create(
-                   b, loc, tmaType(batchBox(m.A, {aRows(), kBlockK})),
+                   b, loc, tmaType(batchBox(m.A, {aBoxRows(), kBlockK})),
                    tensorMaps[0])
                    .getResult(0);
   if (!ws.ldgLoads && !m.bBatch.empty())
@@ -245,11 +244,14 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol,
   Value stageOff = mul(stage, cst(stageBytes()));
   Value k0 = mul(kIt, cst(kBlockK));
   // The boxes as the maps' rank has them (batchBox: unit batch dims).
-  Value aDst = view(smemType(batchBox(m.A, {aRows(), kBlockK}), m.inType),
-                    stageOff);
-  nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaALoad,
-                                tmaCoords({k0, aRow}, aBatch), stage, Value{},
-                                Value{});
+  for (int64_t a = 0; a < aRows() / aBoxRows(); ++a) {
+    Value aDst = view(smemType(batchBox(m.A, {aBoxRows(), kBlockK}), m.inType),
+                      a == 0 ? stageOff
+                             : add(stageOff, cst(a * aBoxRows() * kBlockK * 2)));
+    nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaALoad,
+                                  tmaCoords({k0, loadRow(a, aRow)}, aBatch),
+                                  stage, Value{}, Value{});
+  }
   for (int64_t h = 0; h < loadN() / 64; ++h) {
     Value bDst = view(smemType(batchBox(m.B, bBoxShape()), m.inType),
                       add(stageOff, cst(aBytes() + h * bBoxBytes())));

@@ -120,14 +120,21 @@ protected:
   virtual void consumer(IRMapping &mapping) = 0;
   /// B columns one stage holds: the tile's (ping-pong: a unit's).
   virtual int64_t loadN() const { return m.tileN; }
-  /// A rows one stage holds (A's TMA box): the tile's (narrow: its
-  /// narrowRows).
+  /// A rows one stage holds: the tile's (narrow: its narrowRows; coarse
+  /// tiles: several launch tiles').
   virtual int64_t aRows() const { return m.tileM; }
+  /// Rows of A's TMA box (its map's, the metadata's): aRows() unless a
+  /// stage holds several boxes (coarse tiles), loaded from loadRow.
+  virtual int64_t aBoxRows() const { return aRows(); }
   /// Accumulator rows per consumer warpgroup: 64 (ping-pong: the tile's).
   virtual int64_t accRows() const { return 64; }
   /// Arrivals that release a stage: one per consumer warpgroup (ping-pong:
   /// the one warpgroup that read it).
   virtual int64_t stageReaders() const { return ws.consumers; }
+  /// The first row of this consumer warpgroup's accumulator relative to
+  /// the tile origin of the launch block it stores (64 per warpgroup; 0
+  /// when each warpgroup's rows are a launch block of their own).
+  virtual Value rowInTile() { return mul(wg, cst(64)); }
   /// Byte offset of this consumer warpgroup's A rows in a stage.
   virtual Value aRowOffset() { return mul(wg, cst(64 * kBlockK * 2)); }
   /// Epilogue staging bytes that reuse the stage buffers (at offset 0,
@@ -151,6 +158,11 @@ protected:
   /// first column is `bCol` (default: bCol + 64 * box).
   virtual Value loadColumn(int64_t box, Value bCol) {
     return add(bCol, cst(box * 64));
+  }
+  /// The global row of A box `box` (aBoxRows() rows each) of a stage whose
+  /// first row is `aRow` (default: consecutive boxes).
+  virtual Value loadRow(int64_t box, Value aRow) {
+    return box == 0 ? aRow : add(aRow, cst(box * aBoxRows()));
   }
   /// emitLoad's stage fill without TMA (ws.ldgLoads), by every producer
   /// thread: element loads of 16-byte chunks of the matrices `a` and `b`
@@ -371,6 +383,10 @@ protected:
   /// copyOutChunk.
   void stagedStoreValues(ArrayRef<Value> vals, IRMapping &mapping,
                          int64_t firstChunk, bool viaTma);
+  /// Whether a tile's warpgroup may commit an odd number of TMA-store
+  /// chunks (staging buffers alternate by chunk index within a tile, so
+  /// the tile's first chunk then waits for every earlier store).
+  virtual bool oddChunkCounts() const { return false; }
   /// Bounds-checked stores of a 64x64 staging buffer to C at (`row0`,
   /// `col0`) by the warpgroup's 128 threads, 32 consecutive columns of a
   /// row per warp instruction.
@@ -476,43 +492,58 @@ protected:
   Value swappedMainLoop();
 };
 
-/// Wide tiles (WideTile.cpp): the persistent cooperative kernel whose CTA
-/// tile is TM x 2TN, launch blocks (2x, y) and (2x + 1, y) along the
-/// launch grid's axis `axis` (wideTileAxis, GemmMatch.h: A's tile origin
-/// does not depend on it). Wide tile t -> (x, y) over the grid with that
-/// axis halved (rasterized like the launch); each half gets the launch
-/// body's index computations for its own block (B's boxes, the epilogue
-/// and C's stores), so the result is the launch's whatever its origins;
-/// the second half is skipped past the launch's grid (an odd extent).
-/// The kernel shares one A tile and one wgmma per K step between the two.
+/// Coarse tiles (WideTile.cpp): the persistent cooperative kernel whose
+/// CTA tile is several launch blocks, ws.coarse (GemmMatch.h, coarseTile):
+/// R = coarse.rows blocks along the grid axis moving A's tile row times C =
+/// coarse.cols blocks along the axis moving B's tile column, a CTA tile of
+/// (R * TM) x (C * TN) (128 x 256 for 128x128 or 64x64 launch tiles).
+/// Coarse tile t -> its indices over the launch grid with those axes
+/// divided (rounded up, rasterized like the launch); block (r, c) of it
+/// gets the launch body's index computations for its own block indices
+/// (A's rows from block (r, 0), B's columns from block (0, c), the
+/// epilogue and C's stores from (r, c)), so the result is the launch's
+/// whatever its origins compute; blocks past the launch's grid (odd
+/// extents) load harmlessly and store nothing. A stage holds R A boxes of
+/// TM rows and C * TN / 64 B boxes; with R = 2 (64-row launch tiles) each
+/// consumer warpgroup's 64 rows are one block row of its own.
 class WideTileKernel : public PersistentKernel {
 public:
-  WideTileKernel(OpBuilder &b, Location loc, const GemmMatch &m,
-                 const WarpSpecialization &ws, unsigned axis)
-      : PersistentKernel(b, loc, m, ws), axis(axis) {}
+  using PersistentKernel::PersistentKernel;
 
 protected:
-  int64_t loadN() const override { return 2 * m.tileN; }
+  int64_t loadN() const override { return ws.coarse.cols * m.tileN; }
+  int64_t aRows() const override { return ws.coarse.rows * m.tileM; }
+  int64_t aBoxRows() const override { return m.tileM; }
+  Value rowInTile() override {
+    return ws.coarse.rows > 1 ? cst(0) : mul(wg, cst(64));
+  }
   LogicalResult mapLaunch(IRMapping &mapping) override;
   void producer(IRMapping &mapping) override;
   void consumer(IRMapping &mapping) override;
   Value loadColumn(int64_t box, Value bCol) override;
+  Value loadRow(int64_t box, Value aRow) override;
+  /// Blocks past the grid store no chunks: with an odd number of chunks
+  /// per block, a tile may commit an odd number.
+  bool oddChunkCounts() const override {
+    return (m.tileN / 64) % 2 == 1 && ws.coarse.cols > 1;
+  }
 
-  /// For wide tile `t`: the halves' mappings (copies of `mapping`) and
-  /// whether the second half's block is inside the launch's grid.
-  Value mapHalves(Value t, IRMapping &mapping, IRMapping &lo, IRMapping &hi);
-  /// The loop over this CTA's wide tiles (forEachTile's, two mappings).
-  void forEachWideTile(
-      IRMapping &mapping,
-      function_ref<void(IRMapping &, IRMapping &, Value, Value)> body);
+  /// Block (r, c) of the coarse tile at indices `idx` (over coarseGrid):
+  /// its mapping (a copy of `mapping`) into `block`; returns whether the
+  /// block is inside the launch's grid (null for block (0, 0), which
+  /// always is).
+  Value mapBlock(ArrayRef<Value> idx, int64_t r, int64_t c,
+                 IRMapping &mapping, IRMapping &block);
+  /// The loop over this CTA's coarse tiles (forEachTile's): `body(idx,
+  /// g0)` with the tile's indices over coarseGrid.
+  void forEachCoarseTile(function_ref<void(ArrayRef<Value>, Value)> body);
 
-  unsigned axis;
-  SmallVector<Value> wideGrid; // the launch grid, `axis` halved
-  Value bColHi;                // B's second-half column (producer)
+  SmallVector<Value> coarseGrid; // the launch grid, the axes divided
+  SmallVector<Value> aRows_, bCols_; // the producer's, per block row / column
 };
 
 /// The builder of the schedule `ws` asks for.
-/// (ws.wideAxis >= 0: WideTileKernel.)
+/// (ws.coarse.blocks() > 1: WideTileKernel.)
 std::unique_ptr<KernelBuilder>
 createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
                     const WarpSpecialization &ws);

@@ -130,12 +130,12 @@ void PersistentKernel::storeValues(ArrayRef<Value> vals, IRMapping &mapping,
                                    int64_t firstChunk) {
   if (!ws.tmaStore) {
     epilogueFromValues({SmallVector<Value>(vals.begin(), vals.end())},
-                       mapping, cst(0), mul(wg, cst(64)));
+                       mapping, cst(0), rowInTile());
     return;
   }
   // The elementwise epilogue once, before the two store paths.
   SmallVector<Value> out(vals.begin(), vals.end());
-  applyEpilogueToBlock(out, mapping, mul(wg, cst(64)), cst(0));
+  applyEpilogueToBlock(out, mapping, rowInTile(), cst(0));
   // Uniform over the CTA: every thread of a warpgroup reaches the
   // TMA-store path's named barriers.
   auto ifMap = scf::IfOp::create(b, loc, TypeRange{}, cMapPresent, true);

@@ -56,7 +56,7 @@ void PersistentKernel::stagedStoreValues(ArrayRef<Value> vals,
   assert(width % 64 == 0 && "whole 64-column chunks");
   auto f32 = b.getF32Type();
 
-  Value cRow = add(mapping.lookup(m.cRow), mul(wg, cst(64)));
+  Value cRow = add(mapping.lookup(m.cRow), rowInTile());
   Value cCol = mapping.lookup(m.cCol);
   Value lane = remu(tid, cst(32));
   Value warp = remu(divu(tid, cst(32)), cst(4));
@@ -75,13 +75,16 @@ void PersistentKernel::stagedStoreValues(ArrayRef<Value> vals,
   auto v2out = VectorType::get({2}, m.outType);
   Value bufBase = add(cst(ws.stages * stageBytes()), mul(wg, cst(2 * 8192)));
   for (int64_t c = 0; c < width / 64; ++c) {
-    // The buffer's previous store (two commits ago) has read it.
+    // The buffer's previous store (two commits ago) has read it. A tile's
+    // first chunk waits for every store when a tile may have committed an
+    // odd number of chunks (the last commit may then be this buffer's).
     if (viaTma) {
       auto ifIssuer = scf::IfOp::create(b, loc, TypeRange{}, issuer, false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
-      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(1),
-                                           b.getUnitAttr());
+      const bool allDone = firstChunk + c == 0 && oddChunkCounts();
+      NVVM::CpAsyncBulkWaitGroupOp::create(
+          b, loc, b.getI32IntegerAttr(allDone ? 0 : 1), b.getUnitAttr());
     }
     bar();
     Value buf = view(smemType({64, 64}, m.outType),

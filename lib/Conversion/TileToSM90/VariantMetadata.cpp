@@ -76,14 +76,14 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         ws.pingpong     ? b.getStringAttr("pingpong")
         : ws.narrowRows > 0 ? b.getStringAttr("narrow")
         : ws.splitK     ? b.getStringAttr("splitk")
-        : ws.wideAxis >= 0 ? b.getStringAttr("wide")
+        : ws.coarse.blocks() > 1 ? b.getStringAttr("wide")
                         : StringAttr(),
         maps, splitK, built.workspaceBytes,
         built.packKernel.empty() ? StringAttr()
                                  : b.getStringAttr(built.packKernel),
         built.packKernel.empty() ? 0 : built.packElemBytes,
         built.packKernel.empty() ? 1 : kPackOperands, built.coarsen,
-        maxRows));
+        built.coarsen.empty() ? 0 : built.coarseSpeedupPct, maxRows));
   }
   setKernelInfo(module, info.withVariants(all));
   return success();

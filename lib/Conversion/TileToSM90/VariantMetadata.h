@@ -28,9 +28,12 @@ struct BuiltVariant {
   int64_t workspaceSliceBytes = 0; // split-K: its bytes per tile and slice
   std::string packKernel;     // the runtime's repack kernel (PackKernel.h)
   int64_t packElemBytes = 0;
-  /// Wide tiles: launch blocks per CTA tile along each grid axis (x, y,
+  /// Coarse (wide) tiles: launch blocks per CTA tile along each grid axis (x, y,
   /// z); empty: one.
   SmallVector<int64_t, 3> coarsen;
+  /// With coarsen: the cost model's speedup of a launch block inside a
+  /// coarse tile, in percent (coarseSpeedupPct, GemmMatch.h).
+  int64_t coarseSpeedupPct = 0;
   /// Narrow rows: launched only when A and C have at most this many rows
   /// ("max_rows"); 0: any.
   int64_t maxRows = 0;

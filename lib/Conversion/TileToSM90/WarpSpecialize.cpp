@@ -70,11 +70,14 @@ struct TileWarpSpecializePass
       WarpSpecialization ws = decideWarpSpecialization(*m, *mode, *sched, *epi);
       // 64-row tiles get one consumer warpgroup: measured 0.2-0.45x of
       // cuBLAS for 64x64 tiles where 128x128 ones reach 0.95-1.1x
-      // (docs/performance.md, "Batched GEMMs on the Hopper path").
+      // (docs/performance.md, "Batched GEMMs on the Hopper path"); the
+      // wide-tile variant (two block rows per CTA tile) covers launches of
+      // enough blocks.
       if (remarks && m->tileM == 64)
         loop->emitRemark("sm90: the 64-row tile runs one consumer warpgroup "
-                         "(m64 wgmmas); 128-row tiles run two and are "
-                         "several times faster on large GEMMs");
+                         "(m64 wgmmas); launches of enough blocks run the "
+                         "wide-tile variant (128-row CTA tiles of several "
+                         "blocks), smaller ones the 64-row tiles");
       // A persistent cooperative kernel stores C through TMA where it can;
       // a remark says why this one stores from the registers.
       if (remarks && *epi != EpilogueMode::Registers && ws.persistent &&

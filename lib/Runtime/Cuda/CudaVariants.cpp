@@ -125,13 +125,8 @@ TileShape tileShapeOverride(const char *value) {
   return TileShape::Auto;
 }
 
-// A launch block runs this much faster in a coarse tile (numerator /
-// denominator), measured on the H200 (docs/performance.md): 128x256 tiles
-// at 0.92-0.99 of cuBLAS against 0.65-0.86 for 128x128 on aligned shapes.
-static constexpr int64_t kCoarseTileSpeedupNum = 5, kCoarseTileSpeedupDen = 4;
-
 bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
-                    int sms, const char *override) {
+                    int sms, const char *override, int64_t speedupPct) {
   switch (tileShapeOverride(override)) {
   case TileShape::User:
     return false;
@@ -144,8 +139,7 @@ bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
     return false;
   const int64_t perSm = (tiles + sms - 1) / sms;
   const int64_t coarsePerSm = (coarse + sms - 1) / sms;
-  return kCoarseTileSpeedupDen * coarsening * coarsePerSm <=
-         kCoarseTileSpeedupNum * perSm;
+  return 100 * coarsening * coarsePerSm <= speedupPct * perSm;
 }
 
 bool variantsDisabled() {
@@ -184,6 +178,8 @@ bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
     }
     for (int d = 0; d < 3; ++d)
       s.coarsen[d] = v.coarsen[d];
+    s.coarseSpeedupPct = v.coarseSpeedup > 0 ? v.coarseSpeedup
+                                             : kDefaultCoarseSpeedupPct;
     s.maxRows = v.maxRows;
     s.rowParams = v.rowParams;
     s.sliceBytes = size_t(v.sliceBytes);
@@ -327,7 +323,8 @@ bool VariantLauncher::accepts(int64_t gx, int64_t gy, int64_t gz) const {
     return true;
   const int64_t c = spec_.coarsen[0] * spec_.coarsen[1] * spec_.coarsen[2];
   return useCoarseTiles(tiles, coarseTiles(spec_.coarsen, gx, gy, gz), c,
-                        sms_, std::getenv("TILE_GEMM_TILE"));
+                        sms_, std::getenv("TILE_GEMM_TILE"),
+                        spec_.coarseSpeedupPct);
 }
 
 int64_t VariantLauncher::slices(void *const *args, int64_t gx, int64_t gy,

@@ -83,6 +83,11 @@
 
 namespace tile::rt::cuda {
 
+/// The speedup of a launch block in a coarse tile that a variant without
+/// "coarse_speedup" gets (128x128 -> 128x256 on the H200: 0.92-0.99 of
+/// cuBLAS against 0.65-0.86, docs/performance.md).
+constexpr int64_t kDefaultCoarseSpeedupPct = 125;
+
 struct VariantSpec {
   std::string kind, chip, kernel;
   unsigned block[3] = {1, 1, 1};
@@ -115,6 +120,8 @@ struct VariantSpec {
   uint32_t repackMask = 0;
   /// "coarsen": launch blocks per variant tile along x, y, z.
   int64_t coarsen[3] = {1, 1, 1};
+  /// "coarse_speedup" (percent), for useCoarseTiles.
+  int64_t coarseSpeedupPct = kDefaultCoarseSpeedupPct;
   /// "max_rows": launched only when dim 0 of every rowParams tensor is at
   /// most maxRows (0: any launch).
   int64_t maxRows = 0;
@@ -141,15 +148,17 @@ TileShape tileShapeOverride(const char *value);
 ///     the persistent kernels' critical path is the tiles of the busiest
 ///     SM, ceil(tiles / sms) launch tiles against ceil(coarse / sms)
 ///     coarse tiles of `coarsening` blocks each; a block runs
-///     kCoarseTileSpeedup (5/4) times faster in a coarse tile (H200,
-///     docs/performance.md: 128x256 at 0.92-0.99 of cuBLAS, 128x128 at
-///     0.65-0.86), so: coarse when
-///       4 * coarsening * ceil(coarse / sms) <= 5 * ceil(tiles / sms).
+///     `speedupPct` / 100 times faster in a coarse tile (the variant's
+///     "coarse_speedup", the compiler's estimate from the two tile shapes'
+///     throughput: 125 for 128x128 -> 128x256, 271 for 64x64 -> 128x256),
+///     so: coarse when
+///       100 * coarsening * ceil(coarse / sms) <= speedupPct * ceil(tiles / sms).
 ///     With 128x128 -> 128x256 on 132 SMs: from 133 launch tiles on (at
 ///     least one full wave of 128x256 tiles after rounding), except where
 ///     the coarse tiles need a whole extra wave (e.g. 265-300 tiles).
 bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
-                    int sms, const char *override);
+                    int sms, const char *override,
+                    int64_t speedupPct = kDefaultCoarseSpeedupPct);
 
 /// The split-K cost model: the K-slices S for a launch of `tiles` output
 /// tiles and a reduction extent `k` (blockK units per K tile) on a device

@@ -18,7 +18,7 @@
 // C goes through TMA stores instead (gemm-sm90-tma-store.mlir), and the
 // register epilogue runs only launches whose C has no tensor map.
 
-// CHECK: variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_sk", {{.*}}split_k = [0, 1, 64, {{[0-9]+}}], workspace_bytes = 16384, pack = "gemm_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1]>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, grid = sms, tma = [
+// CHECK: variants = [<"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_sk", {{.*}}split_k = [0, 1, 64, {{[0-9]+}}], workspace_bytes = 16384, pack = "gemm_pack2_b2", pack_elem_bytes = 2, pack_operands = 2>, <"sm90_tma_wgmma", {{.*}}kernel = "gemm_kernel_sm90_wide", {{.*}}coarsen = [2, 1, 1], coarse_speedup = 125>, <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 164864, grid = sms, tma = [
 // CHECK: gpu.func @gemm_kernel_sm90(%[[A:.*]]: memref<?x?xf16>, %[[B:.*]]: memref<?x?xf16>, %[[C:.*]]: memref<?x?xf16>, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
 // The tile count: ceildiv(N, 128) * ceildiv(M, 128).
 // CHECK: %[[N:.*]] = memref.dim %[[B]], %c1

@@ -113,7 +113,7 @@ func.func @gemm_64x256(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x
     %m0 = arith.muli %by, %c64 : index
     %n0 = arith.muli %bx, %c256 : index
     tile.clear %Cf : memref<64x256xf32, #tile.scope<fragment>>
-    // expected-remark @+1 {{sm90: the 64-row tile runs one consumer warpgroup (m64 wgmmas); 128-row tiles run two and are several times faster on large GEMMs}}
+    // expected-remark @+1 {{sm90: the 64-row tile runs one consumer warpgroup (m64 wgmmas); launches of enough blocks run the wide-tile variant (128-row CTA tiles of several blocks), smaller ones the 64-row tiles}}
     tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
       %k0 = arith.muli %c64, %k : index
       tile.copy %B[%k0, %n0] to %Bs : memref<?x?xbf16> to memref<64x256xbf16, #tile.scope<shared>>

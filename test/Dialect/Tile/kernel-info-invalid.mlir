@@ -255,3 +255,13 @@ func.func private @f() attributes {a = #tile.kernel_info<"k", target = "cuda", c
 // expected-error @+1 {{'tile.kernel_info' must be a #tile.kernel_info on a module}}
 module attributes {tile.kernel_info = "{}"} {
 }
+
+// -----
+
+// expected-error @+1 {{a kernel variant's coarse_speedup must be in [100, 10000] and come with coarsen}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, coarse_speedup = 125>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's coarse_speedup must be in [100, 10000] and come with coarsen}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, coarsen = [2, 1, 1], coarse_speedup = 99>}

@@ -95,3 +95,12 @@ module attributes {tile.kernel_info = #tile.kernel_info<"gemm", target = "cuda",
 }
 module attributes {tile.kernel_info = #tile.kernel_info<"empty", target = "cpu", chip = "", features = "", params = [], grid = [1, 1, 1], block = [1, 1, 1], shared_bytes = 0>} {
 }
+
+// -----
+
+// A coarse-tile variant: 4 x 2 launch blocks per CTA tile, the compiler's
+// speedup estimate for the runtime's cost model.
+// CHECK-LABEL: func.func private @coarse_variant
+// CHECK-SAME: a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_wide", block = [384, 1, 1], shared_bytes = 1024, grid = sms, schedule = "wide", coarsen = [4, 2, 1], coarse_speedup = 316>
+func.func private @coarse_variant() attributes {
+  a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_wide", block = [384, 1, 1], shared_bytes = 1024, grid = sms, schedule = "wide", coarsen = [4, 2, 1], coarse_speedup = 316>}

@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::tile;
 using namespace mlir::tile::sm90;
@@ -349,27 +351,59 @@ static bool dependsOn(Value v, Value arg, LaunchOp launch) {
   });
 }
 
-FailureOr<unsigned> sm90::wideTileAxis(const GemmMatch &m, std::string &why) {
-  if (m.tileM != 128 || m.tileN != 128) {
-    why = "the launch tile is " + std::to_string(m.tileM) + "x" +
-          std::to_string(m.tileN) + ", not 128x128";
+FailureOr<CoarseTile> sm90::coarseTile(const GemmMatch &m, std::string &why) {
+  CoarseTile c;
+  const int64_t wantRows = m.tileM < 128 && 128 % m.tileM == 0 ? 128 / m.tileM
+                                                                : 1;
+  const int64_t wantCols = m.tileN < 256 && 256 % m.tileN == 0 ? 256 / m.tileN
+                                                                : 1;
+  if (wantRows == 1 && wantCols == 1) {
+    why = "the launch tile is already " + std::to_string(m.tileM) + "x" +
+          std::to_string(m.tileN);
     return failure();
   }
   LaunchOp launch = m.launch;
   ValueRange blocks = launch.getBlockIndices();
-  for (unsigned d = 0; d < blocks.size(); ++d) {
-    // Both halves must read the same A tile; B's column must move with the
-    // block (otherwise nothing is gained).
-    // The batch of A and B must be the same for both halves too.
-    auto moves = [&](Value v) { return dependsOn(v, blocks[d], m.launch); };
-    if (moves(m.aRow) || !moves(m.bCol) || llvm::any_of(m.aBatch, moves) ||
-        llvm::any_of(m.bBatch, moves))
-      continue;
-    return d;
-  }
-  why = "no launch grid axis moves B's tile column without moving A's tile "
-        "row or a batch index";
+  auto moves = [&](Value v, unsigned d) {
+    return dependsOn(v, blocks[d], m.launch);
+  };
+  auto movesBatch = [&](unsigned d) {
+    return llvm::any_of(m.aBatch, [&](Value v) { return moves(v, d); }) ||
+           llvm::any_of(m.bBatch, [&](Value v) { return moves(v, d); });
+  };
+  for (unsigned d = 0; d < blocks.size() && wantRows > 1; ++d)
+    if (moves(m.aRow, d) && !moves(m.bCol, d) && !movesBatch(d)) {
+      c.rowAxis = d;
+      c.rows = wantRows;
+      break;
+    }
+  for (unsigned d = 0; d < blocks.size() && wantCols > 1; ++d)
+    if (int64_t(d) != c.rowAxis && moves(m.bCol, d) && !moves(m.aRow, d) &&
+        !movesBatch(d)) {
+      c.colAxis = d;
+      c.cols = wantCols;
+      break;
+    }
+  if (c.blocks() > 1)
+    return c;
+  why = "no launch grid axis moves only A's tile row or only B's tile "
+        "column (and no batch index)";
   return failure();
+}
+
+/// Throughput of a CTA tile shape relative to cuBLAS, in percent
+/// (coarseSpeedupPct's table).
+static int64_t tileThroughputPct(int64_t tileM, int64_t tileN) {
+  if (tileM >= 128)
+    return tileN >= 256 ? 95 : tileN >= 192 ? 88 : tileN >= 128 ? 76 : 48;
+  return tileN >= 256 ? 62 : tileN >= 192 ? 58 : tileN >= 128 ? 54 : 35;
+}
+
+int64_t sm90::coarseSpeedupPct(int64_t tileM, int64_t tileN, int64_t coarseM,
+                               int64_t coarseN) {
+  return std::clamp<int64_t>(100 * tileThroughputPct(coarseM, coarseN) /
+                                 tileThroughputPct(tileM, tileN),
+                             100, 10000);
 }
 
 /// Whether `v` is provably >= 0: a block index of `launch`, a non-negative

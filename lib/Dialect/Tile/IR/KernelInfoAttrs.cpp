@@ -381,7 +381,7 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           ArrayRef<TmaDescAttr> tma, ArrayRef<int64_t> splitK,
                           int64_t workspaceBytes, StringAttr packKernel,
                           int64_t packElemBytes, int64_t packOperands,
-                          ArrayRef<int64_t> coarsen,
+                          ArrayRef<int64_t> coarsen, int64_t coarseSpeedup,
                           ArrayRef<int64_t> maxRows) {
   if (!kind || kind.getValue().empty() || !kernel ||
       kernel.getValue().empty() || !chip)
@@ -426,6 +426,10 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
        })))
     return emitError() << "a kernel variant's coarsen must be three factors "
                           "in [1, 65535]";
+  if (coarseSpeedup != 0 &&
+      (coarsen.empty() || coarseSpeedup < 100 || coarseSpeedup > 10000))
+    return emitError() << "a kernel variant's coarse_speedup must be in "
+                          "[100, 10000] and come with coarsen";
   if (!coarsen.empty() && !splitK.empty())
     return emitError() << "a kernel variant cannot be both split_k and "
                           "coarsen";
@@ -443,7 +447,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
   StringAttr kind, chip, kernel, schedule, packKernel;
   SmallVector<int64_t> block;
   int64_t sharedBytes = 0, maxTiles = 0, workspaceBytes = 0,
-          packElemBytes = 0, packOperands = 1;
+          packElemBytes = 0, packOperands = 1, coarseSpeedup = 0;
   VariantGrid grid = VariantGrid::launch;
   SmallVector<TmaDescAttr> tma;
   SmallVector<int64_t> splitK, coarsen, maxRows;
@@ -492,6 +496,9 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     } else if (key == "coarsen") {
       if (parseIntList(parser, coarsen))
         return {};
+    } else if (key == "coarse_speedup") {
+      if (parser.parseInteger(coarseSpeedup))
+        return {};
     } else if (key == "max_rows") {
       if (parseIntList(parser, maxRows))
         return {};
@@ -500,7 +507,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
                  << key
                  << "' (expected grid, max_tiles, schedule, tma, split_k, "
                     "workspace_bytes, pack, pack_elem_bytes, pack_operands, "
-                    "coarsen, max_rows)",
+                    "coarsen, coarse_speedup, max_rows)",
              Attribute();
     }
   }
@@ -511,7 +518,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
                     maxTiles, schedule, ArrayRef<TmaDescAttr>(tma),
                     ArrayRef<int64_t>(splitK), workspaceBytes, packKernel,
                     packElemBytes, packOperands, ArrayRef<int64_t>(coarsen),
-                    ArrayRef<int64_t>(maxRows));
+                    coarseSpeedup, ArrayRef<int64_t>(maxRows));
 }
 
 void KernelVariantAttr::print(AsmPrinter &printer) const {
@@ -544,6 +551,8 @@ void KernelVariantAttr::print(AsmPrinter &printer) const {
     printer << ", coarsen = ";
     printIntList(printer, getCoarsen());
   }
+  if (getCoarseSpeedup() != 0)
+    printer << ", coarse_speedup = " << getCoarseSpeedup();
   if (!getMaxRows().empty()) {
     printer << ", max_rows = ";
     printIntList(printer, getMaxRows());

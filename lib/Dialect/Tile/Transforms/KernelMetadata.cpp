@@ -189,6 +189,8 @@ static json::Value toJSON(KernelVariantAttr v) {
                      {"elem_bytes", v.getPackElemBytes()}};
   if (ArrayRef<int64_t> c = v.getCoarsen(); !c.empty())
     o["coarsen"] = json::Array(c);
+  if (int64_t speedup = v.getCoarseSpeedup())
+    o["coarse_speedup"] = speedup;
   if (ArrayRef<int64_t> r = v.getMaxRows(); !r.empty())
     o["max_rows"] = json::Object{{"rows", r[0]},
                                  {"params", json::Array(r.drop_front())}};

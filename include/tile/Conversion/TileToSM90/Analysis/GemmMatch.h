@@ -81,13 +81,41 @@ struct GemmMatch {
 /// Returns the match or fills `why` with the first reason it fails.
 FailureOr<GemmMatch> matchSM90Gemm(PipelinedOp loop, std::string &why);
 
-/// The launch grid axis along which two neighbouring blocks make one wide
-/// tile (TM x 2TN, WideTileKernel): the first axis whose block index moves
-/// B's tile column (m.bCol) but not A's tile row (m.aRow), so both blocks
-/// read the same A tile. Only for 128x128 launch tiles (the wide tile is
-/// 128x256, measured fastest on the H200: docs/performance.md). Failure
-/// with the reason in `why` otherwise.
-FailureOr<unsigned> wideTileAxis(const GemmMatch &m, std::string &why);
+/// How launch blocks group into one CTA tile of the coarse-tile kernel
+/// (WideTileKernel): `rows` blocks along the grid axis `rowAxis` (their A
+/// tiles stacked) times `cols` blocks along `colAxis` (their B tiles side
+/// by side), a CTA tile of (rows * TM) x (cols * TN). An axis is -1 when
+/// its factor is 1.
+struct CoarseTile {
+  int64_t rowAxis = -1, colAxis = -1;
+  int64_t rows = 1, cols = 1;
+  int64_t blocks() const { return rows * cols; }
+};
+
+/// The coarse tile of a launch: 128 x 256 where the launch tile divides it
+/// (the shape measured fastest on the H200, docs/performance.md), i.e.
+/// rows = 128 / TM (2 for 64-row tiles) and cols = 256 / TN (4, 2 or 1
+/// for 64, 128 or 256 columns; 1 for 192). Grouping blocks along an axis
+/// needs the axis to move only its operand: rowAxis is the first grid
+/// axis whose block index moves A's tile row (m.aRow) but not B's column
+/// nor a batch index; colAxis the first other axis that moves B's column
+/// but not A's row nor a batch index; so the blocks of one CTA tile read
+/// rows x cols distinct (A tile, B tile) pairs of `rows` A tiles and
+/// `cols` B tiles. A factor whose axis does not exist drops to 1; failure
+/// with the reason in `why` when both are 1.
+FailureOr<CoarseTile> coarseTile(const GemmMatch &m, std::string &why);
+
+/// The tile-shape cost model's estimate (metadata "coarse_speedup", the
+/// runtime's useCoarseTiles) of how much faster, in percent, a launch block
+/// of tileM x tileN runs inside a CTA tile of coarseM x coarseN than as a
+/// CTA tile of its own: the ratio of the two shapes' throughput on the
+/// H200 (relative to cuBLAS on large aligned GEMMs, docs/performance.md
+/// "Coarse tiles"; 4096^3, f16 and bf16): 128x256 0.95, 128x192 0.88
+/// (not measured), 128x128 0.76, 128x64 0.48, 64x256 0.62 and 64x192
+/// 0.58 (not measured), 64x128 0.54, 64x64 0.35. 125 for 128x128 ->
+/// 128x256, 271 for 64x64.
+int64_t coarseSpeedupPct(int64_t tileM, int64_t tileN, int64_t coarseM,
+                         int64_t coarseN);
 
 /// Whether the narrow variant (NarrowKernel: the first `rows` rows of each
 /// launch tile) computes every row of C that the launch stores when A and

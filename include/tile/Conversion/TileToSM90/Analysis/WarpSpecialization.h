@@ -71,12 +71,12 @@ struct WarpSpecialization {
   /// workspace. Set by convert-tile-gemm-to-sm90 for its extra variant,
   /// never in the attribute.
   bool splitK = false;
-  /// Wide tiles (the variant for launches whose grid gives enough wide
-  /// tiles, see WideTileKernel): >= 0, the launch grid axis whose
-  /// neighbouring blocks pair up into one TM x 2TN CTA tile. Set by
+  /// Coarse tiles (the variant for launches whose grid gives enough of
+  /// them, see WideTileKernel): blocks() > 1, the launch blocks that make
+  /// one CTA tile (GemmMatch.h, coarseTile). Set by
   /// convert-tile-gemm-to-sm90 for its extra variant, never in the
   /// attribute.
-  int64_t wideAxis = -1;
+  CoarseTile coarse;
   /// Narrow rows (the variant for launches of at most this many rows of A
   /// and C, see NarrowKernel): > 0, the split-K kernel that computes only
   /// the first `narrowRows` rows of each launch tile with the operands

@@ -213,7 +213,11 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     each CTA tile of the variant covers cx x cy x cz blocks of the launch's
     grid (the variant's tiles: ceildiv(gx, cx) * ceildiv(gy, cy) *
     ceildiv(gz, cz); the runtime's tile-shape cost model decides per launch
-    whether it runs; absent: one block per tile). `max_rows = [R, p, ...]`:
+    whether it runs; absent: one block per tile); `coarse_speedup = P`
+    (with `coarsen` only, P in [100, 10000]): the compiler's estimate, in
+    percent, of how much faster a launch block runs inside a coarse tile
+    than as a tile of its own, which that cost model weighs (absent: 125).
+    `max_rows = [R, p, ...]`:
     used only for launches in which dim 0 of every listed tensor param `p`
     is at most R (the narrow kernel of skinny GEMMs, which computes only
     the first R rows of each tile; with split_k, the runtime's narrow cost
@@ -238,6 +242,7 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                         DefaultValuedParameter<"int64_t", "0">:$packElemBytes,
                         DefaultValuedParameter<"int64_t", "1">:$packOperands,
                         OptionalArrayRefParameter<"int64_t">:$coarsen,
+                        DefaultValuedParameter<"int64_t", "0">:$coarseSpeedup,
                         OptionalArrayRefParameter<"int64_t">:$maxRows);
   let builders = [
     // A variant without a pack kernel or coarsening.
@@ -252,7 +257,7 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
       return $_get($_ctxt, kind, chip, kernel, block, sharedBytes, grid,
                    maxTiles, schedule, tma, splitK, workspaceBytes,
                    ::mlir::StringAttr(), 0, 1, ::llvm::ArrayRef<int64_t>(),
-                   ::llvm::ArrayRef<int64_t>());
+                   0, ::llvm::ArrayRef<int64_t>());
     }]>
   ];
   let hasCustomAssemblyFormat = 1;
