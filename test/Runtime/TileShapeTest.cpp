@@ -128,46 +128,39 @@ TEST(TileShape, Metadata) {
     ASSERT_TRUE(cuda::makeVariantSpecs(p, vs, error)) << error;
     EXPECT_EQ(vs[1].coarseSpeedupPct, 316);
   }
-  struct BadSpeedup {
-    int index;
-    json value;
-    const char *message;
-  } badSpeedup[] = {
-      {1, 99, "variants[1].coarse_speedup must be an integer in [100, 10000]"},
-      {1, 10001,
-       "variants[1].coarse_speedup must be an integer in [100, 10000]"},
-      {1, "316",
-       "variants[1].coarse_speedup must be an integer in [100, 10000]"},
-      {1, 1.5, "variants[1].coarse_speedup must be an integer in [100, 10000]"},
-      {2, 316, "variants[2].coarse_speedup needs coarsen"},
-  };
-  for (const BadSpeedup &b : badSpeedup) {
-    SCOPED_TRACE(b.message);
-    json m = wideMeta();
-    m["variants"][b.index]["coarse_speedup"] = b.value;
-    KernelPlan p;
-    EXPECT_FALSE(parseMetadata(m.dump(), p, error));
-    EXPECT_NE(error.find(b.message), std::string::npos) << error;
-  }
-
+  // Malformed fields: `key` of variant `index` set to `value`.
   struct Bad {
+    const char *key;
     int index;
     json value;
     const char *message;
   } bad[] = {
-      {1, 2, "variants[1].coarsen must be three integers in [1, 65535]"},
-      {1, {2, 1}, "variants[1].coarsen must be three integers in [1, 65535]"},
-      {1, {0, 1, 1}, "variants[1].coarsen must be three integers in [1, 65535]"},
-      {1, {2, 1, 70000},
+      {"coarse_speedup", 1, 99,
+       "variants[1].coarse_speedup must be an integer in [100, 10000]"},
+      {"coarse_speedup", 1, 10001,
+       "variants[1].coarse_speedup must be an integer in [100, 10000]"},
+      {"coarse_speedup", 1, "316",
+       "variants[1].coarse_speedup must be an integer in [100, 10000]"},
+      {"coarse_speedup", 1, 1.5,
+       "variants[1].coarse_speedup must be an integer in [100, 10000]"},
+      {"coarse_speedup", 2, 316, "variants[2].coarse_speedup needs coarsen"},
+      {"coarsen", 1, 2,
        "variants[1].coarsen must be three integers in [1, 65535]"},
-      {1, {2, "1", 1},
+      {"coarsen", 1, {2, 1},
        "variants[1].coarsen must be three integers in [1, 65535]"},
-      {0, {2, 1, 1}, "variants[0].coarsen cannot be combined with split_k"},
+      {"coarsen", 1, {0, 1, 1},
+       "variants[1].coarsen must be three integers in [1, 65535]"},
+      {"coarsen", 1, {2, 1, 70000},
+       "variants[1].coarsen must be three integers in [1, 65535]"},
+      {"coarsen", 1, {2, "1", 1},
+       "variants[1].coarsen must be three integers in [1, 65535]"},
+      {"coarsen", 0, {2, 1, 1},
+       "variants[0].coarsen cannot be combined with split_k"},
   };
   for (const Bad &b : bad) {
     SCOPED_TRACE(b.message);
     json m = wideMeta();
-    m["variants"][b.index]["coarsen"] = b.value;
+    m["variants"][b.index][b.key] = b.value;
     KernelPlan p;
     EXPECT_FALSE(parseMetadata(m.dump(), p, error));
     EXPECT_NE(error.find(b.message), std::string::npos) << error;

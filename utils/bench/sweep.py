@@ -278,6 +278,30 @@ def cmd_run(args):
     print(f"# device-to-device copy of 1 GiB: {copy_gbs:.0f} GB/s")
     del big, big2
 
+    def gemm_case(group, label, k, M, N, K, dt):
+        """C = A B of random (M, K) and (K, N) `dt` tensors with kernel `k`
+        against torch.matmul (cuBLAS), checked first."""
+        A = torch.randn(M, K, dtype=dt, device=dev)
+        B = torch.randn(K, N, dtype=dt, device=dev)
+        C = torch.empty(M, N, dtype=dt, device=dev)
+        try:
+            k(A, B, C)
+            ref = A.float() @ B.float()
+            err = (C.float() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
+            ok = err < 2e-2
+        except Exception as e:  # noqa
+            print(f"{group} {label}: {e}")
+            ok = False
+        ref_fn = lambda: torch.matmul(A, B, out=C)
+        if ok:
+            t_tile, t_ref, ratio = paired(lambda: k(A, B, C), ref_fn)
+        else:
+            t_tile, t_ref, ratio = float("nan"), bench(ref_fn), 0.0
+        tf = 2 * M * N * K / (t_tile * 1e9) if ok else 0
+        tr = 2 * M * N * K / (t_ref * 1e9)
+        report(group, label, t_tile, t_ref, ok, f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)",
+               ratio)
+
     # -- GEMM --
     shapes = QUICK_GEMM if args.quick else GEMM_SHAPES
     for dt_name, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
@@ -285,27 +309,7 @@ def cmd_run(args):
         if k is None:
             continue
         for (M, N, K) in shapes:
-            A = torch.randn(M, K, dtype=dt, device=dev)
-            B = torch.randn(K, N, dtype=dt, device=dev)
-            C = torch.empty(M, N, dtype=dt, device=dev)
-            label = f"{dt_name} {M}x{N}x{K}"
-            try:
-                k(A, B, C)
-                ref = A.float() @ B.float()
-                err = (C.float() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-6)
-                ok = err < 2e-2
-            except Exception as e:  # noqa
-                print(f"gemm {label}: {e}")
-                ok = False
-            ref_fn = lambda: torch.matmul(A, B, out=C)
-            if ok:
-                t_tile, t_ref, ratio = paired(lambda: k(A, B, C), ref_fn)
-            else:
-                t_tile, t_ref, ratio = float("nan"), bench(ref_fn), 0.0
-            tf = 2 * M * N * K / (t_tile * 1e9) if ok else 0
-            tr = 2 * M * N * K / (t_ref * 1e9)
-            report("gemm", label, t_tile, t_ref, ok, f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)",
-                   ratio)
+            gemm_case("gemm", f"{dt_name} {M}x{N}x{K}", k, M, N, K, dt)
 
     # -- the GEMM with other user tile shapes, against torch.matmul --
     tile_shapes = QUICK_GEMM if args.quick else TILE_SHAPES
@@ -315,28 +319,8 @@ def cmd_run(args):
             if k is None:
                 continue
             for (M, N, K) in tile_shapes:
-                A = torch.randn(M, K, dtype=dt, device=dev)
-                B = torch.randn(K, N, dtype=dt, device=dev)
-                C = torch.empty(M, N, dtype=dt, device=dev)
-                label = f"{tm}x{tn} {dt_name} {M}x{N}x{K}"
-                try:
-                    k(A, B, C)
-                    ref = A.float() @ B.float()
-                    err = ((C.float() - ref).abs().max().item() /
-                           max(ref.abs().max().item(), 1e-6))
-                    ok = err < 2e-2
-                except Exception as e:  # noqa
-                    print(f"tiles {label}: {e}")
-                    ok = False
-                ref_fn = lambda: torch.matmul(A, B, out=C)
-                if ok:
-                    t_tile, t_ref, ratio = paired(lambda: k(A, B, C), ref_fn)
-                else:
-                    t_tile, t_ref, ratio = float("nan"), bench(ref_fn), 0.0
-                tf = 2 * M * N * K / (t_tile * 1e9) if ok else 0
-                tr = 2 * M * N * K / (t_ref * 1e9)
-                report("tiles", label, t_tile, t_ref, ok,
-                       f"  ({tf:6.1f} vs {tr:6.1f} TFLOP/s)", ratio)
+                gemm_case("tiles", f"{tm}x{tn} {dt_name} {M}x{N}x{K}", k, M, N,
+                          K, dt)
 
     # -- linear layers: Y = X W^T + bias against torch's F.linear (cuBLAS) --
     lin_shapes = QUICK_GEMM if args.quick else LINEAR_SHAPES
