@@ -17,9 +17,9 @@
 // (a remark says why not). Then NAME_kernel_sm90_sk, the split-K kernel for grids of at most
 // kSplitKMaxTiles tiles (SplitK.cpp; it takes a trailing workspace
 // pointer after the tensor maps; the runtime tries the variants in
-// order). A 128x128 launch tile then gets NAME_kernel_sm90_wide, CTA
-// tiles of two launch blocks (WideTile.cpp, metadata "coarsen"; a remark
-// says why a GEMM gets none). Every plan also gets NAME_kernel_sm90_ldg,
+// order). A launch tile dividing 128x256 then gets NAME_kernel_sm90_wide,
+// 128x256 CTA tiles of several launch blocks (WideTile.cpp, metadata
+// "coarsen" and "coarse_speedup"; a remark says why a GEMM gets none). Every plan also gets NAME_kernel_sm90_ldg,
 // last: the same GEMM without tensor maps (loads by the producer
 // threads), for operands TMA cannot describe. The TMA variants name
 // NAME_pack2_b<E> (PackKernel.h), with which the runtime repacks operands
@@ -88,7 +88,7 @@ struct ConvertTileGemmToSM90Pass
         return signalPassFailure();
       splitK->maxTiles = kSplitKMaxTiles;
       variants.push_back(std::move(*splitK));
-      // Wide tiles (WideTileKernel): two launch blocks per CTA tile, for
+      // Coarse tiles (WideTileKernel): several launch blocks per CTA tile, for
       // launches whose grid gives enough of them (the runtime's tile-shape
       // cost model, "coarsen"); before the launch-tile kernel.
       if (failed(addWideTileVariant(kernel, tagged, *m, *ws, variants)))
@@ -128,8 +128,9 @@ struct ConvertTileGemmToSM90Pass
     return l;
   }
   /// Builds NAME_kernel_sm90_wide (WideTileKernel) into `variants` where
-  /// launch blocks group into coarse tiles (coarseTile), with the epilogue
-  /// of `ws` (the launch tile's plan); a remark on `loop` says why not.
+  /// launch blocks group into coarse tiles (coarseTile), storing by TMA
+  /// unless `ws` (the launch tile's plan) chose registers; a remark on
+  /// `loop` says why not.
   LogicalResult addWideTileVariant(func::FuncOp kernel, PipelinedOp loop,
                                    const GemmMatch &m,
                                    const WarpSpecialization &ws,

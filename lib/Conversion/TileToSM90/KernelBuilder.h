@@ -49,8 +49,8 @@
 //       K-slice s of tile t; the slices' f32 partials are summed by a
 //       binary tree through the workspace (no waiting), the root applies
 //       the epilogue.
-//   WideTileKernel (WideTile.cpp)        persistent; each CTA tile is two
-//       neighbouring launch blocks (TM x 2TN, one A tile shared).
+//   WideTileKernel (WideTile.cpp)        persistent; each CTA tile is R x C
+//       launch blocks (128x256, coarseTile; A tiles shared along a row).
 //
 //===----------------------------------------------------------------------===//
 
