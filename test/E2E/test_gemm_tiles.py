@@ -22,7 +22,12 @@ tiles of 128x256 on sm_90a: 2 x 4 launch blocks of 64x64, 2 x 2 of 64x128,
 own index computations, stores skipped past the grid). At (1100, 2104,
 200) the cost model picks them for all three shapes on 132 SMs
 (64x64: 594 blocks -> 81 coarse tiles); TILE_GEMM_TILE=large forces them
-on ragged shapes whose grid extents are not multiples of the grouping."""
+on ragged shapes whose grid extents are not multiples of the grouping.
+A 64x64 tile also gets 128x128 coarse tiles (2 x 2 blocks, the variant
+_wide128), which the cost model picks for mid-size grids on 132 SMs:
+(1025, 1032, 200) 17 x 17 = 289 blocks -> 9 x 9 = 81 tiles of 128x128
+(the last row and column of tiles half past the grid) against 45 of
+128x256 and 3 waves of launch tiles; (1000, 1000, 1000) 256 blocks -> 64."""
 
 import numpy as np
 import pytest
@@ -115,4 +120,24 @@ def test_user_tiles_64x64_variants(compile_kernel, tmp_path, backend, dtype,
     monkeypatch.setenv("TILE_GEMM_TILE", "large")
     out, ref = run_gemm(compile_kernel, tmp_path, backend, 130, 392, 1032,
                         dtype, tb=tb, seed=56)
+    assert rel_error(out, ref) < (1e-2 if dtype == "bf16" else 2e-3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m,n,k", [(1025, 1032, 200), (1000, 1000, 1000)])
+def test_user_tiles_64x64_mid(compile_kernel, tmp_path, backend, m, n, k):
+    bundle = compile_kernel(user_tile_source(64, 64))
+    a, b = f16_inputs(57, m, n, k)
+    out = bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"]
+    assert rel_error(out, ref_matmul(a, b)) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype,tb", [("f16", True), ("bf16", False)])
+def test_user_tiles_64x64_variants_mid(compile_kernel, tmp_path, backend,
+                                       dtype, tb):
+    # The 128x128 coarse tiles of the panel-rasterized 64x64 program.
+    from test_cpu_kernels import run_gemm
+    out, ref = run_gemm(compile_kernel, tmp_path, backend, 1025, 1032, 264,
+                        dtype, tb=tb, seed=58)
     assert rel_error(out, ref) < (1e-2 if dtype == "bf16" else 2e-3)

@@ -105,6 +105,27 @@ TEST(TileShape, CostModelSpeedup) {
   EXPECT_TRUE(useCoarseTiles(4, 1, 8, 132, "large", 271));
 }
 
+TEST(TileShape, CostModelRivals) {
+  using cuda::CoarseChoice;
+  using cuda::coarseFaster;
+  // 64x64 blocks at 1000^3 (16 x 16): 128x256 tiles (32 of 8 blocks,
+  // 271) against 128x128 ones (64 of 4 blocks, 217): one wave each, 8 /
+  // 2.71 = 2.95 against 4 / 2.17 = 1.84 launch-block times: 128x128.
+  const CoarseChoice wide{32, 8, 271}, mid{64, 4, 217};
+  EXPECT_TRUE(coarseFaster(mid, wide, 132));
+  EXPECT_FALSE(coarseFaster(wide, mid, 132));
+  // 4096^3 (64 x 64 blocks): 512 against 1024 tiles, 4 and 8 waves: 11.8
+  // against 14.7: 128x256.
+  EXPECT_TRUE(coarseFaster({512, 8, 271}, {1024, 4, 217}, 132));
+  EXPECT_FALSE(coarseFaster({1024, 4, 217}, {512, 8, 271}, 132));
+  // Equal estimates: neither is faster (the first in metadata order runs).
+  EXPECT_FALSE(coarseFaster({10, 2, 200}, {10, 4, 400}, 132));
+  EXPECT_FALSE(coarseFaster({10, 4, 400}, {10, 2, 200}, 132));
+  // Unknown SM count, nonsense.
+  EXPECT_FALSE(coarseFaster(mid, wide, 0));
+  EXPECT_FALSE(coarseFaster({0, 4, 217}, wide, 132));
+}
+
 TEST(TileShape, Metadata) {
   KernelPlan plan;
   std::string error;
@@ -213,6 +234,53 @@ TEST(TileShapeMock, ChoiceAndGrid) {
     launch(64 * 2000);
     EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
     EXPECT_EQ(mock->grid[0], 132u);
+  }
+  EXPECT_EQ(mock->pushes, mock->pops);
+}
+
+// Two coarse variants (as a 64x64 launch tile gets: 128x256 tiles of 8
+// blocks, 128x128 tiles of 4): the one of least estimated time runs.
+TEST(TileShapeMock, FastestCoarseVariant) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  ::unsetenv("TILE_SPLIT_K");
+  EnvGuard env(nullptr);
+  json m = cudaAddMeta();
+  json wide = variant("add_kernel_sm90_wide");
+  wide["coarsen"] = {8, 1, 1};
+  wide["coarse_speedup"] = 271;
+  json mid = variant("add_kernel_sm90_wide128");
+  mid["coarsen"] = {4, 1, 1};
+  mid["coarse_speedup"] = 217;
+  m["variants"] = {wide, mid, variant("add_kernel_sm90")};
+  KernelGuard k(load(cudaBundle(m), "ffi"));
+  ASSERT_TRUE(k.k);
+  auto launch = [&](int64_t blocks) {
+    const int64_t n = 64 * blocks;
+    DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
+    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                        tile_arg_tensor(c.dl())};
+    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
+              TILE_STATUS_OK)
+        << tile_last_error();
+  };
+  // 256 blocks (1000^3 in 64x64 blocks): 64 tiles of 4 blocks.
+  launch(256);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide128");
+  EXPECT_EQ(mock->grid[0], 64u);
+  // 4096 blocks: 512 tiles of 8, one CTA per SM.
+  launch(4096);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
+  EXPECT_EQ(mock->grid[0], 132u);
+  // 100 blocks: one wave of launch tiles.
+  launch(100);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+  {
+    // "large": the first coarse variant wherever it runs.
+    EnvGuard large("large");
+    launch(256);
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
+    EXPECT_EQ(mock->grid[0], 32u);
   }
   EXPECT_EQ(mock->pushes, mock->pops);
 }

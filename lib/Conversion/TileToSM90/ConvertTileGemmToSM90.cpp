@@ -19,7 +19,11 @@
 // pointer after the tensor maps; the runtime tries the variants in
 // order). A launch tile dividing 128x256 then gets NAME_kernel_sm90_wide,
 // 128x256 CTA tiles of several launch blocks (WideTile.cpp, metadata
-// "coarsen" and "coarse_speedup"; a remark says why a GEMM gets none). Every plan also gets NAME_kernel_sm90_ldg,
+// "coarsen" and "coarse_speedup"; a remark says why a GEMM gets none), and
+// a launch tile below 128 in both dims (64x64) also
+// NAME_kernel_sm90_wide128, 128x128 CTA tiles (the runtime takes the
+// coarse variant of least estimated time). Every plan also gets
+// NAME_kernel_sm90_ldg,
 // last: the same GEMM without tensor maps (loads by the producer
 // threads), for operands TMA cannot describe. The TMA variants name
 // NAME_pack2_b<E> (PackKernel.h), with which the runtime repacks operands
@@ -91,7 +95,18 @@ struct ConvertTileGemmToSM90Pass
       // Coarse tiles (WideTileKernel): several launch blocks per CTA tile, for
       // launches whose grid gives enough of them (the runtime's tile-shape
       // cost model, "coarsen"); before the launch-tile kernel.
-      if (failed(addWideTileVariant(kernel, tagged, *m, *ws, variants)))
+      const size_t before = variants.size();
+      if (failed(addWideTileVariant(kernel, tagged, *m, *ws, 128, 256,
+                                    "_wide", variants)))
+        return signalPassFailure();
+      // Launch tiles below 128 in both dims (64x64) also get 128x128 CTA
+      // tiles: twice as many CTAs as 128x256 for mid-size grids (1000^3:
+      // 64 instead of 32 on 132 SMs), where the launch tile's one m64
+      // warpgroup per CTA is slow too. The runtime takes the coarse
+      // variant of least estimated time.
+      if (variants.size() > before && m->tileM < 128 && m->tileN < 128 &&
+          failed(addWideTileVariant(kernel, tagged, *m, *ws, 128, 128,
+                                    "_wide128", variants)))
         return signalPassFailure();
       auto variant = build(kernel, *m, *ws);
       if (failed(variant))
@@ -133,10 +148,11 @@ struct ConvertTileGemmToSM90Pass
   /// `loop` says why not.
   LogicalResult addWideTileVariant(func::FuncOp kernel, PipelinedOp loop,
                                    const GemmMatch &m,
-                                   const WarpSpecialization &ws,
+                                   const WarpSpecialization &ws, int64_t ctaM,
+                                   int64_t ctaN, StringRef suffix,
                                    SmallVectorImpl<BuiltVariant> &variants) {
     std::string why;
-    FailureOr<CoarseTile> coarse = coarseTile(m, why);
+    FailureOr<CoarseTile> coarse = coarseTile(m, ctaM, ctaN, why);
     if (failed(coarse)) {
       if (remarks)
         loop->emitRemark("sm90: no wide-tile variant for this GEMM: ") << why;
@@ -161,7 +177,7 @@ struct ConvertTileGemmToSM90Pass
         wide, PersistentMode::On, ScheduleMode::Cooperative,
         registersChosen ? EpilogueMode::Registers : EpilogueMode::Auto);
     w.coarse = *coarse;
-    auto built = build(kernel, m, w, "_wide");
+    auto built = build(kernel, m, w, suffix);
     if (failed(built))
       return failure();
     built->coarsen = {1, 1, 1};

@@ -3,7 +3,8 @@
 // The coarse-tile schedule (KernelBuilder.h, WideTileKernel; metadata
 // "coarsen"): the persistent cooperative kernel over CTA tiles of
 // R x C launch blocks (GemmMatch.h, coarseTile: 128 x 256 for 128x128,
-// 128x64 or 64x64 launch tiles), R along the grid axis whose blocks
+// 128x64 or 64x64 launch tiles; also 128 x 128 for 64x64, the variant
+// _wide128), R along the grid axis whose blocks
 // differ only in A's tile and C along the axis whose blocks differ only
 // in B's. Why: the user's 128x128 tile reaches 0.65-0.86 of cuBLAS on the
 // H200 while the same kernel with a 128x256 tile reaches 0.92-0.99, and a

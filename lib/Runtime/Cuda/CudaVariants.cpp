@@ -142,6 +142,17 @@ bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
   return 100 * coarsening * coarsePerSm <= speedupPct * perSm;
 }
 
+bool coarseFaster(const CoarseChoice &a, const CoarseChoice &b, int sms) {
+  if (sms <= 0 || a.coarse < 1 || b.coarse < 1 || a.speedupPct < 1 ||
+      b.speedupPct < 1)
+    return false;
+  // a.coarsening * ceil(a.coarse / sms) / a.speedup < the same of b, cross
+  // multiplied (in double: coarsen factors reach 65535 per axis).
+  auto waves = [&](int64_t n) { return double((n + sms - 1) / sms); };
+  return double(a.coarsening) * waves(a.coarse) * double(b.speedupPct) <
+         double(b.coarsening) * waves(b.coarse) * double(a.speedupPct);
+}
+
 bool variantsDisabled() {
   const char *v = std::getenv("TILE_DISABLE_VARIANTS");
   return v && *v && std::strcmp(v, "0") != 0;
@@ -299,6 +310,16 @@ std::vector<std::unique_ptr<VariantLauncher>> VariantLauncher::createAll(
       l->packFn_ = nullptr;
     out.push_back(std::move(l));
   }
+  // Each coarse variant knows the others, so that only the fastest
+  // estimate accepts a launch (accepts()).
+  for (auto &l : out)
+    for (const auto &other : out)
+      if (other != l && l->spec_.coarsened() && other->spec_.coarsened()) {
+        Rival r;
+        std::copy(other->spec_.coarsen, other->spec_.coarsen + 3, r.coarsen);
+        r.speedupPct = other->spec_.coarseSpeedupPct;
+        l->rivals_.push_back(r);
+      }
   if (!out.empty())
     why.clear();
   return out;
@@ -322,9 +343,21 @@ bool VariantLauncher::accepts(int64_t gx, int64_t gy, int64_t gz) const {
   if (!spec_.coarsened())
     return true;
   const int64_t c = spec_.coarsen[0] * spec_.coarsen[1] * spec_.coarsen[2];
-  return useCoarseTiles(tiles, coarseTiles(spec_.coarsen, gx, gy, gz), c,
-                        sms_, std::getenv("TILE_GEMM_TILE"),
-                        spec_.coarseSpeedupPct);
+  const char *shape = std::getenv("TILE_GEMM_TILE");
+  const CoarseChoice mine{coarseTiles(spec_.coarsen, gx, gy, gz), c,
+                          spec_.coarseSpeedupPct};
+  if (!useCoarseTiles(tiles, mine.coarse, c, sms_, shape, mine.speedupPct))
+    return false;
+  if (tileShapeOverride(shape) != TileShape::Auto)
+    return true; // "large": the first coarse variant
+  for (const Rival &r : rivals_) {
+    const CoarseChoice other{coarseTiles(r.coarsen, gx, gy, gz),
+                             r.coarsen[0] * r.coarsen[1] * r.coarsen[2],
+                             r.speedupPct};
+    if (coarseFaster(other, mine, sms_))
+      return false;
+  }
+  return true;
 }
 
 int64_t VariantLauncher::slices(void *const *args, int64_t gx, int64_t gy,

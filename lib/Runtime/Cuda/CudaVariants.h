@@ -160,6 +160,20 @@ bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
                     int sms, const char *override,
                     int64_t speedupPct = kDefaultCoarseSpeedupPct);
 
+/// One coarse tile shape of a launch for coarseFaster: `coarse` tiles of
+/// `coarsening` launch blocks each, a block `speedupPct` / 100 times
+/// faster than in its own CTA.
+struct CoarseChoice {
+  int64_t coarse = 0, coarsening = 1, speedupPct = kDefaultCoarseSpeedupPct;
+};
+/// Whether coarse tiles `a` are estimated to run a launch strictly faster
+/// than `b` on `sms` multiprocessors, by useCoarseTiles' model (the
+/// busiest SM's time, coarsening * ceil(coarse / sms) / speedup). With
+/// several coarse variants (128x256 and 128x128 tiles of 64x64 blocks)
+/// one accepts a launch only when no other is faster (ties: the first in
+/// metadata order), so the runtime takes the fastest estimate.
+bool coarseFaster(const CoarseChoice &a, const CoarseChoice &b, int sms);
+
 /// The split-K cost model: the K-slices S for a launch of `tiles` output
 /// tiles and a reduction extent `k` (blockK units per K tile) on a device
 /// with `sms` multiprocessors; 0 = do not use split-K. `override` is
@@ -225,8 +239,9 @@ public:
   ~VariantLauncher(); // frees the device copies (pushes ctx)
 
   /// Whether the variant's selection rules ("max_tiles"; "coarsen":
-  /// useCoarseTiles with TILE_GEMM_TILE) take a launch of grid (gx, gy,
-  /// gz) (a split-K variant: see slices()).
+  /// useCoarseTiles with TILE_GEMM_TILE, and with the cost model no other
+  /// coarse variant of the kernel coarseFaster) take a launch of grid (gx,
+  /// gy, gz) (a split-K variant: see slices()).
   bool accepts(int64_t gx, int64_t gy, int64_t gz) const;
   /// A split-K variant's K-slices for this launch (splitKSlices, or
   /// narrowSlices for a narrow one, with K read from the args' memref
@@ -294,6 +309,13 @@ private:
   EncodeTiledFn encode_ = nullptr;
   VariantSpec spec_;
   int sms_ = 0; // multiprocessors of the device (0: unknown)
+  /// The "coarsen" and "coarse_speedup" of the kernel's other usable
+  /// coarse variants (set by createAll; empty for an uncoarsened one).
+  struct Rival {
+    int64_t coarsen[3] = {1, 1, 1};
+    int64_t speedupPct = kDefaultCoarseSpeedupPct;
+  };
+  std::vector<Rival> rivals_;
   struct Workspace {
     uintptr_t stream = 0;
     std::thread::id thread; // for CU_STREAM_PER_THREAD only

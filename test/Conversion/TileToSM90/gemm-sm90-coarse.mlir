@@ -2,11 +2,20 @@
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 
 // Coarse tiles (WideTile.cpp, GemmMatch.h coarseTile) of launch tiles other
-// than 128x128: CTA tiles of 128x256.
+// than 128x128: CTA tiles of 128x256, and of 128x128 for 64x64.
 
 // 64x64 launch tiles: 2 block rows (y moves A's row) x 4 block columns (x
 // moves B's column); the cost model's estimate 0.95 / 0.35.
 // CHECK: kernel = "g64_kernel_sm90_wide", block = [384, 1, 1], shared_bytes = 230400, grid = sms, schedule = "wide", tma = [<param = 0, type = f16, box = [64, 64], {{.*}}coarsen = [4, 2, 1], coarse_speedup = 271>
+// 64x64 launch tiles also get 128x128 CTA tiles of 2 x 2 blocks (the
+// estimate 0.76 / 0.35): one stage = two A boxes and two B boxes, a 64x128
+// accumulator per warpgroup.
+// CHECK-SAME: kernel = "g64_kernel_sm90_wide128", block = [384, 1, 1], {{.*}}grid = sms, schedule = "wide", {{.*}}coarsen = [2, 2, 1], coarse_speedup = 217>
+// CHECK-LABEL: gpu.func @g64_kernel_sm90_wide128(
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// CHECK-COUNT-4: nvgpu.tma.async.load %{{.*}} -> memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.warpgroup.mma {{.*}} -> <fragmented = vector<64x128xf32>>
+// CHECK: gpu.return
 // CHECK-LABEL: gpu.func @g64_kernel_sm90_wide(
 // The producer: one stage = two 64-row A boxes (block rows 0 and 1) and
 // four 64-column B boxes (block columns 0..3).
@@ -60,8 +69,10 @@ func.func @g64(%A: memref<?x?xf16> {tile.name = "A", tile.dims = ["M", "K"]},
 
 // -----
 
-// 128x64 launch tiles: 4 block columns, one A box of 128 rows.
+// 128x64 launch tiles: 4 block columns, one A box of 128 rows (and no
+// 128x128 variant: 128 rows already).
 // CHECK: kernel = "g128x64_kernel_sm90_wide", {{.*}}coarsen = [4, 1, 1], coarse_speedup = 197>
+// CHECK-NOT: g128x64_kernel_sm90_wide128
 // CHECK-LABEL: gpu.func @g128x64_kernel_sm90_wide(
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c49152
 // CHECK: nvgpu.tma.async.load %{{.*}} -> memref<128x64xf16, #gpu.address_space<workgroup>>

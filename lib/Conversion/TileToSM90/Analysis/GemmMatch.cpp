@@ -351,15 +351,21 @@ static bool dependsOn(Value v, Value arg, LaunchOp launch) {
   });
 }
 
-FailureOr<CoarseTile> sm90::coarseTile(const GemmMatch &m, std::string &why) {
+FailureOr<CoarseTile> sm90::coarseTile(const GemmMatch &m, int64_t ctaM,
+                                       int64_t ctaN, std::string &why) {
   CoarseTile c;
-  const int64_t wantRows = m.tileM < 128 && 128 % m.tileM == 0 ? 128 / m.tileM
-                                                                : 1;
-  const int64_t wantCols = m.tileN < 256 && 256 % m.tileN == 0 ? 256 / m.tileN
-                                                                : 1;
+  const int64_t wantRows =
+      m.tileM < ctaM && ctaM % m.tileM == 0 ? ctaM / m.tileM : 1;
+  const int64_t wantCols =
+      m.tileN < ctaN && ctaN % m.tileN == 0 ? ctaN / m.tileN : 1;
   if (wantRows == 1 && wantCols == 1) {
-    why = "the launch tile is already " + std::to_string(m.tileM) + "x" +
-          std::to_string(m.tileN);
+    const std::string launchTile =
+        std::to_string(m.tileM) + "x" + std::to_string(m.tileN);
+    const std::string cta = std::to_string(ctaM) + "x" + std::to_string(ctaN);
+    why = m.tileM >= ctaM && m.tileN >= ctaN
+              ? "the launch tile is already " + launchTile
+              : "no " + cta + " tile is made of several " + launchTile +
+                    " launch tiles";
     return failure();
   }
   LaunchOp launch = m.launch;

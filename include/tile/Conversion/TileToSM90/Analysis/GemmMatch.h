@@ -92,18 +92,21 @@ struct CoarseTile {
   int64_t blocks() const { return rows * cols; }
 };
 
-/// The coarse tile of a launch: 128 x 256 where the launch tile divides it
-/// (the shape measured fastest on the H200, docs/performance.md), i.e.
-/// rows = 128 / TM (2 for 64-row tiles) and cols = 256 / TN (4, 2 or 1
-/// for 64, 128 or 256 columns; 1 for 192). Grouping blocks along an axis
-/// needs the axis to move only its operand: rowAxis is the first grid
-/// axis whose block index moves A's tile row (m.aRow) but not B's column
-/// nor a batch index; colAxis the first other axis that moves B's column
-/// but not A's row nor a batch index; so the blocks of one CTA tile read
-/// rows x cols distinct (A tile, B tile) pairs of `rows` A tiles and
-/// `cols` B tiles. A factor whose axis does not exist drops to 1; failure
-/// with the reason in `why` when both are 1.
-FailureOr<CoarseTile> coarseTile(const GemmMatch &m, std::string &why);
+/// The coarse tile of a launch for a CTA tile of ctaM x ctaN: rows = ctaM
+/// / TM and cols = ctaN / TN where the launch tile divides it (else 1).
+/// The variants ask for 128 x 256 (the shape measured fastest on the H200,
+/// docs/performance.md: rows 2 for 64-row tiles, cols 4, 2 or 1 for 64,
+/// 128 or 256 columns, 1 for 192) and, for launch tiles below 128 in both
+/// dims, 128 x 128 (twice the CTAs of 128 x 256 for mid-size grids).
+/// Grouping blocks along an axis needs the axis to move only its operand:
+/// rowAxis is the first grid axis whose block index moves A's tile row
+/// (m.aRow) but not B's column nor a batch index; colAxis the first other
+/// axis that moves B's column but not A's row nor a batch index; so the
+/// blocks of one CTA tile read rows x cols distinct (A tile, B tile) pairs
+/// of `rows` A tiles and `cols` B tiles. A factor whose axis does not exist
+/// drops to 1; failure with the reason in `why` when both are 1.
+FailureOr<CoarseTile> coarseTile(const GemmMatch &m, int64_t ctaM,
+                                 int64_t ctaN, std::string &why);
 
 /// The tile-shape cost model's estimate (metadata "coarse_speedup", the
 /// runtime's useCoarseTiles) of how much faster, in percent, a launch block
