@@ -421,20 +421,9 @@ private:
     CUdeviceptr maps[8];
     std::string why;
     std::unique_lock<std::mutex> lock; // the map cache, until enqueued
-    if (!vl.prepare(args, static_cast<CUstream>(stream), maps, why, lock)) {
-      const char *v = std::getenv("TILE_CUDA_VERBOSE");
-      if (v && *v)
-        std::fprintf(stderr,
-                     "tile: kernel '%s': not launching %s: "
-                     "%s\n",
-                     name_.c_str(), vl.spec().kernel.c_str(), why.c_str());
-      return false;
-    }
-    for (size_t i = 0; i < vl.numMaps(); ++i)
-      kp[params_.size() + i] = &maps[i];
     const VariantSpec &s = vl.spec();
-    CUdeviceptr workspace = 0;
-    if (s.takesWorkspace() && capturing(stream)) {
+    const bool capture = capturing(stream);
+    if (s.takesWorkspace() && capture) {
       // A graph would keep this stream's workspace (its counters shared
       // with every replay, on any stream), and allocating one is not
       // allowed while capturing: the next variant (or entry.kernel).
@@ -447,6 +436,19 @@ private:
                      name_.c_str(), s.kernel.c_str());
       return false;
     }
+    if (!vl.prepare(args, static_cast<CUstream>(stream), capture, maps, why,
+                    lock)) {
+      const char *v = std::getenv("TILE_CUDA_VERBOSE");
+      if (v && *v)
+        std::fprintf(stderr,
+                     "tile: kernel '%s': not launching %s: "
+                     "%s\n",
+                     name_.c_str(), vl.spec().kernel.c_str(), why.c_str());
+      return false;
+    }
+    for (size_t i = 0; i < vl.numMaps(); ++i)
+      kp[params_.size() + i] = &maps[i];
+    CUdeviceptr workspace = 0;
     if (s.takesWorkspace()) {
       workspace = vl.workspace(static_cast<CUstream>(stream),
                                vl.workspaceBytes(gx * gy * gz, slices), why);

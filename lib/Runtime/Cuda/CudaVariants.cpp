@@ -494,7 +494,8 @@ void VariantLauncher::grid(int64_t gx, int64_t gy, int64_t gz,
 }
 
 bool VariantLauncher::prepare(void *const *args, CUstream stream,
-                              CUdeviceptr *mapPtrs, std::string &why,
+                              bool capturing, CUdeviceptr *mapPtrs,
+                              std::string &why,
                               std::unique_lock<std::mutex> &lock) {
   // Keys first, without the lock: the checks and the descriptor reads.
   Key keys[8];
@@ -606,29 +607,50 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
   // Held by the caller until the launch is enqueued: a slot handed out
   // here must not be replaced before the launch that reads it is queued
   // (a replacement synchronizes the context first).
+  if (repackTotal && capturing) {
+    // The repack workspace is the stream's: a graph would keep it for
+    // every replay, on any stream.
+    why = "the stream is capturing a CUDA graph and an operand would be "
+          "repacked into a per-stream workspace";
+    return false;
+  }
   lock = std::unique_lock<std::mutex>(mu_);
   if (repackTotal &&
       !repack(keys, rowElems, repackTotal, stream, why))
     return false;
   const uint64_t now = ++clock_;
+  size_t hits[8];
   for (size_t i = 0; i < n; ++i) {
+    hits[i] = kCacheSlots;
     if (absent[i]) {
       mapPtrs[i] = 0;
       continue;
     }
-    size_t hit = kCacheSlots, victim = 0;
+    // The slot holding this key, else the slot to replace: a free one,
+    // else the least recently used that is not pinned.
+    size_t hit = kCacheSlots, victim = kCacheSlots;
     for (size_t s = 0; s < kCacheSlots; ++s) {
       if (slots_[s].used && slots_[s].key == keys[i]) {
         hit = s;
         break;
       }
-      if (!slots_[s].used ||
+      if (slots_[s].pinned)
+        continue;
+      if (victim == kCacheSlots || !slots_[s].used ||
           (slots_[victim].used && slots_[s].lastUse < slots_[victim].lastUse))
         victim = s;
     }
+    if (hit == kCacheSlots && capturing) {
+      why = "the stream is capturing a CUDA graph and the tensor map of "
+            "param " + str(int64_t(spec_.tma[i].param)) +
+            " is not cached (copying one needs a synchronization; launch "
+            "once with these tensors before capturing)";
+      return false;
+    }
     if (hit == kCacheSlots) {
       // Never overwrite a map of this launch's other entries.
-      if (slots_[victim].used && slots_[victim].lastUse == now) {
+      if (victim == kCacheSlots ||
+          (slots_[victim].used && slots_[victim].lastUse == now)) {
         why = "tensor map cache too small";
         return false;
       }
@@ -663,6 +685,25 @@ bool VariantLauncher::prepare(void *const *args, CUstream stream,
     }
     slots_[hit].lastUse = now;
     mapPtrs[i] = slotPtr(hit);
+    hits[i] = hit;
+  }
+  if (capturing) {
+    size_t more = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (hits[i] != kCacheSlots && !slots_[hits[i]].pinned &&
+          std::find(hits, hits + i, hits[i]) == hits + i)
+        ++more;
+    if (pinned_ + more > kCacheSlots - kUnpinnedSlots) {
+      why = "the stream is capturing a CUDA graph and earlier captures "
+            "hold " + str(int64_t(pinned_)) + " of the " +
+            str(int64_t(kCacheSlots)) + " tensor map cache slots";
+      return false;
+    }
+    for (size_t i = 0; i < n; ++i)
+      if (hits[i] != kCacheSlots && !slots_[hits[i]].pinned) {
+        slots_[hits[i]].pinned = true;
+        ++pinned_;
+      }
   }
   return true;
 }

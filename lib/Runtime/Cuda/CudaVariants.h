@@ -271,8 +271,20 @@ public:
   /// On success `lock` holds the cache: keep it until cuLaunchKernel has
   /// returned (a cached map is only replaced after cuCtxSynchronize, which
   /// covers launches already enqueued).
-  bool prepare(void *const *args, CUstream stream, CUdeviceptr *mapPtrs,
-               std::string &why, std::unique_lock<std::mutex> &lock);
+  /// `capturing`: `stream` is capturing a CUDA graph, which keeps the map
+  /// pointers for every replay and allows no synchronization: only cached
+  /// maps are used (a miss or a repack: false, nothing copied or
+  /// synchronized; the launch goes to the next variant), and their slots
+  /// are pinned for the launcher's lifetime (never replaced: the graph may
+  /// be replayed at any time), at most kCacheSlots - kUnpinnedSlots of
+  /// them. A launch outside the capture with the same tensors (torch's
+  /// warm-up before torch.cuda.graph) caches the maps.
+  bool prepare(void *const *args, CUstream stream, bool capturing,
+               CUdeviceptr *mapPtrs, std::string &why,
+               std::unique_lock<std::mutex> &lock);
+  /// Cache slots that graph captures never pin, so that launches outside
+  /// captures always find a slot to replace.
+  static constexpr size_t kUnpinnedSlots = 16;
 
   const VariantSpec &spec() const { return spec_; }
   /// The variant's grid for a launch of grid (gx, gy, gz): the same, for
@@ -295,6 +307,7 @@ private:
     Key key;
     uint64_t lastUse = 0;
     bool used = false;
+    bool pinned = false; // read by a captured graph: never replaced
   };
   VariantLauncher() = default;
   CUdeviceptr slotPtr(size_t i) const { return slab_ + i * sizeof(TensorMap); }
@@ -329,6 +342,7 @@ private:
   RepackWorkspaces repack_;     // guarded by mu_
   std::mutex mu_;
   Slot slots_[kCacheSlots];
+  size_t pinned_ = 0; // slots with `pinned`
   uint64_t clock_ = 0;
 };
 
