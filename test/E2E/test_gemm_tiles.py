@@ -27,7 +27,9 @@ A 64x64 tile also gets 128x128 coarse tiles (2 x 2 blocks, the variant
 _wide128), which the cost model picks for mid-size grids on 132 SMs:
 (1025, 1032, 200) 17 x 17 = 289 blocks -> 9 x 9 = 81 tiles of 128x128
 (the last row and column of tiles half past the grid) against 45 of
-128x256 and 3 waves of launch tiles; (1000, 1000, 1000) 256 blocks -> 64."""
+128x256 and 3 waves of launch tiles; (1000, 1000, 1000) 256 blocks -> 64.
+A 256x128 tile runs as CTA tiles of 128x256: the 128-row parts of two
+blocks (test_user_tiles_split: odd grids, M, N and K tails)."""
 
 import numpy as np
 import pytest
@@ -86,7 +88,9 @@ def user_tile_source(tm, tn, dtype="f16"):
     return path.read_text().format(TM=tm, TN=tn, KT=32, IN=dtype)
 
 
-USER_TILES = [(64, 64), (64, 128), (128, 64)]
+# 256x128: more rows than the consumer warpgroups cover, so 128-row parts
+# of each block are the CTA tiles (_split, every launch; with "large" too).
+USER_TILES = [(64, 64), (64, 128), (128, 64), (256, 128)]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -141,3 +145,15 @@ def test_user_tiles_64x64_variants_mid(compile_kernel, tmp_path, backend,
     out, ref = run_gemm(compile_kernel, tmp_path, backend, 1025, 1032, 264,
                         dtype, tb=tb, seed=58)
     assert rel_error(out, ref) < (1e-2 if dtype == "bf16" else 2e-3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tm,tn", [(256, 128), (256, 64)])
+@pytest.mark.parametrize("m,n,k", [(1, 72, 40), (200, 136, 72),
+                                   (1025, 1032, 200), (300, 2056, 1000)])
+def test_user_tiles_split(compile_kernel, tmp_path, backend, tm, tn, m, n,
+                          k):
+    bundle = compile_kernel(user_tile_source(tm, tn))
+    a, b = f16_inputs(59, m, n, k)
+    out = bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"]
+    assert rel_error(out, ref_matmul(a, b)) < 2e-3

@@ -28,7 +28,7 @@ Kernels, all the programs a user writes once (no per-shape tuning):
   batched_gemm           examples/batched_gemm.mlir (128x128 tiles, f16);
   gemm_tMxN_f16 / _bf16  utils/bench/sweep_kernels/gemm_tile.mlir.in: the
                          GEMM with the user's tile MxN other than 128x128
-                         (64x64, 64x128, 128x64; K steps of 32), group
+                         (64x64, 64x128, 128x64, 256x128; K steps of 32), group
                          "tiles" (TILE_SHAPES), against torch.matmul;
   softmax_N, rmsnorm_N   utils/bench/sweep_kernels/*.mlir.in, f32, one
                          program per static row length N;
@@ -97,7 +97,7 @@ BMM_SHAPES = [
 ]
 # User tile shapes other than examples/gemm.mlir's (TM, TN), and the GEMM
 # shapes they run on (aligned, odd, skinny, small).
-USER_TILES = [(64, 64), (64, 128), (128, 64)]
+USER_TILES = [(64, 64), (64, 128), (128, 64), (256, 128)]
 TILE_SHAPES = [
     (4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048),
     (1024, 1024, 1024), (1000, 1000, 1000), (512, 512, 512),

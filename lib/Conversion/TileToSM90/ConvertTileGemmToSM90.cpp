@@ -80,6 +80,15 @@ struct ConvertTileGemmToSM90Pass
         return signalPassFailure();
       }
       tagged->removeAttr(kWarpSpecializeAttr);
+      // A launch tile of more than 128 rows: its 128-row parts are the CTA
+      // tiles of the one TMA kernel (every launch; the pack kernel for
+      // operands TMA cannot describe, else entry.kernel).
+      if (m->tileM > 128) {
+        if (failed(addSplitTileVariant(kernel, tagged, *m, *ws, variants)))
+          return signalPassFailure();
+        addPackKernel(kernel, *m, variants);
+        continue;
+      }
       // Narrow first (NarrowKernel): launches of at most 16, then 64 rows
       // (GEMV-like), whatever their tile count.
       if (failed(addNarrowVariant(kernel, tagged, *m, variants)))
@@ -187,6 +196,45 @@ struct ConvertTileGemmToSM90Pass
       built->coarsen[coarse->colAxis] = coarse->cols;
     built->coarseSpeedupPct = coarseSpeedupPct(m.tileM, m.tileN, wide.tileM,
                                                wide.tileN);
+    variants.push_back(std::move(*built));
+    return success();
+  }
+
+  /// Builds NAME_kernel_sm90_split (WideTileKernel over the 128-row parts
+  /// of each launch block, splitTile) into `variants`, persistent
+  /// cooperative, storing by TMA unless tile-warp-specialize was told
+  /// epilogue=registers. Launched for every launch ("grid": "sms" over
+  /// min(#SMs, blocks) CTAs; the kernel counts its own tiles), so no
+  /// "coarsen". An error on `loop` when no grid axis allows it.
+  LogicalResult addSplitTileVariant(func::FuncOp kernel, PipelinedOp loop,
+                                    const GemmMatch &m,
+                                    const WarpSpecialization &ws,
+                                    SmallVectorImpl<BuiltVariant> &variants) {
+    std::string why;
+    FailureOr<CoarseTile> split = splitTile(m, why);
+    if (failed(split)) {
+      if (remarks)
+        loop->emitRemark("sm90: no variant for this ")
+            << m.tileM << "-row launch tile: " << why;
+      return success();
+    }
+    GemmMatch cta = m;
+    cta.tileM = 128;
+    cta.tileN = split->cols * m.tileN;
+    GemmMatch plan128 = m;
+    plan128.tileM = 128;
+    const bool registersChosen =
+        ws.persistent && !ws.pingpong && !ws.tmaStore &&
+        decideWarpSpecialization(plan128, PersistentMode::On,
+                                 ScheduleMode::Cooperative, EpilogueMode::Auto)
+            .tmaStore;
+    WarpSpecialization w = decideWarpSpecialization(
+        cta, PersistentMode::On, ScheduleMode::Cooperative,
+        registersChosen ? EpilogueMode::Registers : EpilogueMode::Auto);
+    w.coarse = *split;
+    auto built = build(kernel, m, w, "_split");
+    if (failed(built))
+      return failure();
     variants.push_back(std::move(*built));
     return success();
   }

@@ -26,7 +26,7 @@ sm90::createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
     return std::make_unique<NarrowKernel>(b, loc, m, ws);
   if (ws.splitK)
     return std::make_unique<SplitKKernel>(b, loc, m, ws);
-  if (ws.coarse.blocks() > 1)
+  if (ws.coarse.any())
     return std::make_unique<WideTileKernel>(b, loc, m, ws);
   if (ws.pingpong)
     return std::make_unique<PingPongKernel>(b, loc, m, ws);

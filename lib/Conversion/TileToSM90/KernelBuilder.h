@@ -512,10 +512,15 @@ public:
 
 protected:
   int64_t loadN() const override { return ws.coarse.cols * m.tileN; }
-  int64_t aRows() const override { return ws.coarse.rows * m.tileM; }
-  int64_t aBoxRows() const override { return m.tileM; }
+  int64_t aRows() const override {
+    return ws.coarse.rows * m.tileM / ws.coarse.parts;
+  }
+  int64_t aBoxRows() const override { return m.tileM / ws.coarse.parts; }
   Value rowInTile() override {
-    return ws.coarse.rows > 1 ? cst(0) : mul(wg, cst(64));
+    if (ws.coarse.rows > 1)
+      return cst(0);
+    Value row = mul(wg, cst(64));
+    return ws.coarse.parts > 1 ? add(mul(part_, cst(aRows())), row) : row;
   }
   LogicalResult mapLaunch(IRMapping &mapping) override;
   void producer(IRMapping &mapping) override;
@@ -540,10 +545,13 @@ protected:
 
   SmallVector<Value> coarseGrid; // the launch grid, the axes divided
   SmallVector<Value> aRows_, bCols_; // the producer's, per block row / column
+  /// With parts > 1: the current CTA tile's part of its launch blocks
+  /// (mapBlock), 0 .. parts - 1 along rowAxis.
+  Value part_;
 };
 
 /// The builder of the schedule `ws` asks for.
-/// (ws.coarse.blocks() > 1: WideTileKernel.)
+/// (ws.coarse.any(): WideTileKernel.)
 std::unique_ptr<KernelBuilder>
 createKernelBuilder(OpBuilder &b, Location loc, const GemmMatch &m,
                     const WarpSpecialization &ws);

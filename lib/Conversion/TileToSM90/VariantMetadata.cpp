@@ -46,7 +46,9 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     SmallVector<TmaDescAttr> maps;
     // The narrow kernel's A box has its rows (ws.narrowRows).
     if (!ws.ldgLoads)
-      maps = {tma(m.A, kBlockK, ws.narrowRows > 0 ? ws.narrowRows : m.tileM,
+      maps = {tma(m.A, kBlockK,
+                  ws.narrowRows > 0 ? ws.narrowRows
+                                    : m.tileM / ws.coarse.parts,
                   m.inType),
               m.transB ? tma(m.B, kBlockK, 64, m.inType)
                        : tma(m.B, 64, kBlockK, m.inType)};
@@ -76,6 +78,7 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
         ws.pingpong     ? b.getStringAttr("pingpong")
         : ws.narrowRows > 0 ? b.getStringAttr("narrow")
         : ws.splitK     ? b.getStringAttr("splitk")
+        : ws.coarse.parts > 1 ? b.getStringAttr("split")
         : ws.coarse.blocks() > 1 ? b.getStringAttr("wide")
                         : StringAttr(),
         maps, splitK, built.workspaceBytes,

@@ -67,7 +67,26 @@ struct TileWarpSpecializePass
           loop->emitRemark("not warp-specialized: ") << why;
         return;
       }
-      WarpSpecialization ws = decideWarpSpecialization(*m, *mode, *sched, *epi);
+      // A launch tile of more than 128 rows runs as 128-row CTA tiles
+      // (splitTile): the plan is a 128-row tile's.
+      GemmMatch planned = *m;
+      planned.tileM = std::min<int64_t>(m->tileM, 128);
+      if (m->tileM > 128) {
+        if (failed(splitTile(*m, why))) {
+          if (remarks)
+            loop->emitRemark("not warp-specialized: the ")
+                << m->tileM << "-row launch tile would run as CTA tiles of "
+                << "128 rows, but " << why;
+          return;
+        }
+        if (remarks)
+          loop->emitRemark("sm90: the ")
+              << m->tileM << "-row launch tile runs as " << m->tileM / 128
+              << " CTA tiles of 128 rows (the consumer warpgroups' "
+                 "accumulators cover 128 rows)";
+      }
+      WarpSpecialization ws =
+          decideWarpSpecialization(planned, *mode, *sched, *epi);
       // 64-row tiles get one consumer warpgroup: measured 0.2-0.45x of
       // cuBLAS for 64x64 tiles where 128x128 ones reach 0.95-1.1x
       // (docs/performance.md, "Batched GEMMs on the Hopper path"); the

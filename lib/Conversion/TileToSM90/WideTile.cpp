@@ -23,6 +23,12 @@
 // The runtime launches min(#SMs, coarse tiles) CTAs (grid "sms") when its
 // cost model (docs/pipelines.md "Tile shape") prefers the coarse tiles.
 //
+// Launch tiles of more than 128 rows (splitTile, the variant _split) are
+// the other way round: each block's 128-row parts are CTA tiles of their
+// own (parts > 1, rows = 1; the coarse grid's row axis multiplied), A's
+// rows and the stores offset by the part, for every launch (min(#SMs,
+// blocks) CTAs; the kernel counts its tiles itself).
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
@@ -48,6 +54,9 @@ LogicalResult WideTileKernel::mapLaunch(IRMapping &mapping) {
     if (axis >= 0)
       coarseGrid[axis] =
           divu(add(grid[axis], cst(factor - 1)), cst(factor));
+  // Split launch tiles: `parts` CTA tiles per block along rowAxis.
+  if (c.parts > 1)
+    coarseGrid[c.rowAxis] = mul(grid[c.rowAxis], cst(c.parts));
   Value total = coarseGrid[0];
   for (size_t d = 1; d < coarseGrid.size(); ++d)
     total = mul(total, coarseGrid[d]);
@@ -63,9 +72,14 @@ Value WideTileKernel::mapBlock(ArrayRef<Value> idx, int64_t r, int64_t c,
   const CoarseTile &ct = ws.coarse;
   SmallVector<Value> blockIdx(idx.begin(), idx.end());
   Value inside;
+  if (ct.parts > 1) {
+    // The block of a split tile and its part (rows == 1).
+    blockIdx[ct.rowAxis] = divu(idx[ct.rowAxis], cst(ct.parts));
+    part_ = remu(idx[ct.rowAxis], cst(ct.parts));
+  }
   for (auto [axis, factor, k] : {std::tuple{ct.rowAxis, ct.rows, r},
                                  std::tuple{ct.colAxis, ct.cols, c}}) {
-    if (axis < 0)
+    if (axis < 0 || (axis == ct.rowAxis && ct.parts > 1))
       continue;
     blockIdx[axis] = mul(idx[axis], cst(factor));
     if (k == 0)
@@ -121,6 +135,8 @@ void WideTileKernel::producer(IRMapping &mapping) {
     IRMapping first;
     mapBlock(idx, 0, 0, mapping, first);
     aRows_ = {first.lookup(m.aRow)};
+    if (ws.coarse.parts > 1)
+      aRows_[0] = add(aRows_[0], mul(part_, cst(aRows())));
     bCols_ = {first.lookup(m.bCol)};
     for (int64_t r = 1; r < ws.coarse.rows; ++r) {
       IRMapping block;

@@ -231,8 +231,9 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   m.tileM = aTy.getDimSize(0);
   m.kt = aTy.getDimSize(1);
   m.tileN = bTy.getDimSize(m.transB ? 0 : 1);
-  if (m.tileM != 64 && m.tileM != 128)
-    return fail("tile M must be 64 or 128");
+  if (m.tileM != 64 && (m.tileM % 128 != 0 || m.tileM > kMaxSplitTileM))
+    return fail("tile M must be 64 or a multiple of 128 up to " +
+                std::to_string(kMaxSplitTileM));
   if (m.tileN % 64 != 0 || m.tileN > 256)
     return fail("tile N must be a multiple of 64 up to 256");
   if (m.kt != 16 && m.kt != 32 && m.kt != 64)
@@ -351,6 +352,34 @@ static bool dependsOn(Value v, Value arg, LaunchOp launch) {
   });
 }
 
+/// The grid axes of `c` (coarseTile's rule) for `wantRows` blocks (or
+/// parts) along A's rows and `wantCols` along B's columns: c.rowAxis /
+/// c.colAxis stay -1 where no axis qualifies or the factor is 1.
+static void findCoarseAxes(const GemmMatch &m, int64_t wantRows,
+                           int64_t wantCols, CoarseTile &c) {
+  LaunchOp launch = m.launch;
+  ValueRange blocks = launch.getBlockIndices();
+  auto moves = [&](Value v, unsigned d) {
+    return dependsOn(v, blocks[d], m.launch);
+  };
+  auto movesBatch = [&](unsigned d) {
+    return llvm::any_of(m.aBatch, [&](Value v) { return moves(v, d); }) ||
+           llvm::any_of(m.bBatch, [&](Value v) { return moves(v, d); });
+  };
+  for (unsigned d = 0; d < blocks.size() && wantRows > 1; ++d)
+    if (moves(m.aRow, d) && !moves(m.bCol, d) && !movesBatch(d)) {
+      c.rowAxis = d;
+      break;
+    }
+  for (unsigned d = 0; d < blocks.size() && wantCols > 1; ++d)
+    if (int64_t(d) != c.rowAxis && moves(m.bCol, d) && !moves(m.aRow, d) &&
+        !movesBatch(d)) {
+      c.colAxis = d;
+      c.cols = wantCols;
+      break;
+    }
+}
+
 FailureOr<CoarseTile> sm90::coarseTile(const GemmMatch &m, int64_t ctaM,
                                        int64_t ctaN, std::string &why) {
   CoarseTile c;
@@ -368,33 +397,28 @@ FailureOr<CoarseTile> sm90::coarseTile(const GemmMatch &m, int64_t ctaM,
                     " launch tiles";
     return failure();
   }
-  LaunchOp launch = m.launch;
-  ValueRange blocks = launch.getBlockIndices();
-  auto moves = [&](Value v, unsigned d) {
-    return dependsOn(v, blocks[d], m.launch);
-  };
-  auto movesBatch = [&](unsigned d) {
-    return llvm::any_of(m.aBatch, [&](Value v) { return moves(v, d); }) ||
-           llvm::any_of(m.bBatch, [&](Value v) { return moves(v, d); });
-  };
-  for (unsigned d = 0; d < blocks.size() && wantRows > 1; ++d)
-    if (moves(m.aRow, d) && !moves(m.bCol, d) && !movesBatch(d)) {
-      c.rowAxis = d;
-      c.rows = wantRows;
-      break;
-    }
-  for (unsigned d = 0; d < blocks.size() && wantCols > 1; ++d)
-    if (int64_t(d) != c.rowAxis && moves(m.bCol, d) && !moves(m.aRow, d) &&
-        !movesBatch(d)) {
-      c.colAxis = d;
-      c.cols = wantCols;
-      break;
-    }
+  findCoarseAxes(m, wantRows, wantCols, c);
+  if (c.rowAxis >= 0)
+    c.rows = wantRows;
   if (c.blocks() > 1)
     return c;
   why = "no launch grid axis moves only A's tile row or only B's tile "
         "column (and no batch index)";
   return failure();
+}
+
+FailureOr<CoarseTile> sm90::splitTile(const GemmMatch &m, std::string &why) {
+  CoarseTile c;
+  const int64_t wantCols =
+      m.tileN < 256 && 256 % m.tileN == 0 ? 256 / m.tileN : 1;
+  findCoarseAxes(m, m.tileM / 128, wantCols, c);
+  if (c.rowAxis < 0) {
+    why = "no launch grid axis moves only A's tile row (and no batch "
+          "index)";
+    return failure();
+  }
+  c.parts = m.tileM / 128;
+  return c;
 }
 
 /// Throughput of a CTA tile shape relative to cuBLAS, in percent

@@ -78,6 +78,10 @@ struct GemmMatch {
   }
 };
 
+/// Launch tiles of more rows than 128 (a multiple of 128) run as CTA tiles
+/// of 128 rows (splitTile), up to this many.
+constexpr int64_t kMaxSplitTileM = 512;
+
 /// Returns the match or fills `why` with the first reason it fails.
 FailureOr<GemmMatch> matchSM90Gemm(PipelinedOp loop, std::string &why);
 
@@ -89,7 +93,12 @@ FailureOr<GemmMatch> matchSM90Gemm(PipelinedOp loop, std::string &why);
 struct CoarseTile {
   int64_t rowAxis = -1, colAxis = -1;
   int64_t rows = 1, cols = 1;
+  /// CTA tiles per launch block along rowAxis (splitTile: launch tiles of
+  /// more than 128 rows run as 128-row parts); rows is then 1.
+  int64_t parts = 1;
   int64_t blocks() const { return rows * cols; }
+  /// Whether the CTA tile is not the launch tile (WideTileKernel).
+  bool any() const { return blocks() > 1 || parts > 1; }
 };
 
 /// The coarse tile of a launch for a CTA tile of ctaM x ctaN: rows = ctaM
@@ -107,6 +116,15 @@ struct CoarseTile {
 /// drops to 1; failure with the reason in `why` when both are 1.
 FailureOr<CoarseTile> coarseTile(const GemmMatch &m, int64_t ctaM,
                                  int64_t ctaN, std::string &why);
+
+/// The CTA tiles of a launch tile of more than 128 rows (TM a multiple of
+/// 128; the consumer warpgroups' accumulators cover 128 rows): parts = TM /
+/// 128 parts of 128 rows along rowAxis (the first grid axis moving only
+/// A's tile row, as coarseTile), each also grouping cols = 256 / TN blocks
+/// along colAxis where TN divides 256 and such an axis exists (else 1): CTA
+/// tiles of 128 x (cols * TN). Failure with the reason in `why` when no
+/// axis moves only A's tile row.
+FailureOr<CoarseTile> splitTile(const GemmMatch &m, std::string &why);
 
 /// The tile-shape cost model's estimate (metadata "coarse_speedup", the
 /// runtime's useCoarseTiles) of how much faster, in percent, a launch block
