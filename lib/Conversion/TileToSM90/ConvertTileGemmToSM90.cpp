@@ -151,6 +151,26 @@ struct ConvertTileGemmToSM90Pass
     l.consumerRegs = l.consumerRegisterBudget();
     return l;
   }
+  /// The plan of the CTA tile `cta` of a coarse or split variant:
+  /// persistent cooperative, as many stages as fit, its default epilogue
+  /// (TMA stores where they apply) unless the launch tile's persistent
+  /// cooperative plan (`launchTile`'s, as tile-warp-specialize planned it)
+  /// could have stored by TMA and `ws` does not: tile-warp-specialize was
+  /// told epilogue=registers. (A 64-row launch tile is not persistent by
+  /// default, and a 64-column one cannot store by TMA: no choice made.)
+  static WarpSpecialization ctaTilePlan(const GemmMatch &launchTile,
+                                        const GemmMatch &cta,
+                                        const WarpSpecialization &ws) {
+    const bool registersChosen =
+        ws.persistent && !ws.pingpong && !ws.tmaStore &&
+        decideWarpSpecialization(launchTile, PersistentMode::On,
+                                 ScheduleMode::Cooperative, EpilogueMode::Auto)
+            .tmaStore;
+    return decideWarpSpecialization(
+        cta, PersistentMode::On, ScheduleMode::Cooperative,
+        registersChosen ? EpilogueMode::Registers : EpilogueMode::Auto);
+  }
+
   /// Builds NAME_kernel_sm90_wide (WideTileKernel) into `variants` where
   /// launch blocks group into coarse tiles (coarseTile), storing by TMA
   /// unless `ws` (the launch tile's plan) chose registers; a remark on
@@ -172,19 +192,7 @@ struct ConvertTileGemmToSM90Pass
     GemmMatch wide = m;
     wide.tileM = coarse->rows * m.tileM;
     wide.tileN = coarse->cols * m.tileN;
-    // The coarse tile's default epilogue (TMA stores where they apply)
-    // unless the launch tile's persistent cooperative plan could have
-    // stored by TMA and does not: tile-warp-specialize was told
-    // epilogue=registers. (A 64-row launch tile is not persistent by
-    // default, and a 64-column one cannot store by TMA: no choice made.)
-    const bool registersChosen =
-        ws.persistent && !ws.pingpong && !ws.tmaStore &&
-        decideWarpSpecialization(m, PersistentMode::On,
-                                 ScheduleMode::Cooperative, EpilogueMode::Auto)
-            .tmaStore;
-    WarpSpecialization w = decideWarpSpecialization(
-        wide, PersistentMode::On, ScheduleMode::Cooperative,
-        registersChosen ? EpilogueMode::Registers : EpilogueMode::Auto);
+    WarpSpecialization w = ctaTilePlan(m, wide, ws);
     w.coarse = *coarse;
     auto built = build(kernel, m, w, suffix);
     if (failed(built))
@@ -221,16 +229,9 @@ struct ConvertTileGemmToSM90Pass
     GemmMatch cta = m;
     cta.tileM = 128;
     cta.tileN = split->cols * m.tileN;
-    GemmMatch plan128 = m;
-    plan128.tileM = 128;
-    const bool registersChosen =
-        ws.persistent && !ws.pingpong && !ws.tmaStore &&
-        decideWarpSpecialization(plan128, PersistentMode::On,
-                                 ScheduleMode::Cooperative, EpilogueMode::Auto)
-            .tmaStore;
-    WarpSpecialization w = decideWarpSpecialization(
-        cta, PersistentMode::On, ScheduleMode::Cooperative,
-        registersChosen ? EpilogueMode::Registers : EpilogueMode::Auto);
+    GemmMatch planned = m; // as tile-warp-specialize planned it
+    planned.tileM = 128;
+    WarpSpecialization w = ctaTilePlan(planned, cta, ws);
     w.coarse = *split;
     auto built = build(kernel, m, w, "_split");
     if (failed(built))
