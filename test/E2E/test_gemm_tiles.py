@@ -157,3 +157,48 @@ def test_user_tiles_split(compile_kernel, tmp_path, backend, tm, tn, m, n,
     a, b = f16_inputs(59, m, n, k)
     out = bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"]
     assert rel_error(out, ref_matmul(a, b)) < 2e-3
+
+
+def bias2d_source(tm, tn):
+    path = EXAMPLES.parent / "test" / "E2E" / "kernels" / "gemm_bias2d.mlir.in"
+    return path.read_text().format(TM=tm, TN=tn, KT=32)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tm,tn,tile", [(256, 128, None), (64, 64, "large"),
+                                        (64, 64, None), (128, 128, "large")])
+@pytest.mark.parametrize("m,n,k", [(300, 520, 264), (1025, 1032, 200)])
+def test_epilogue_rows_and_columns(compile_kernel, tmp_path, backend, tm, tn,
+                                   tile, m, n, k, monkeypatch):
+    # relu(A B + rowb[m] + colb[n]): each coarse or split CTA tile applies
+    # the epilogue with its elements' rows within their own launch block.
+    if tile:
+        monkeypatch.setenv("TILE_GEMM_TILE", tile)
+    bundle = compile_kernel(bias2d_source(tm, tn))
+    a, b = f16_inputs(60, m, n, k)
+    rng = np.random.default_rng(61)
+    rowb = rng.standard_normal(m).astype(np.float16)
+    colb = rng.standard_normal(n).astype(np.float16)
+    out = bundle.run(tmp_path, {"A": a, "B": b, "rowb": rowb, "colb": colb},
+                     backend)["C"]
+    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) +
+                     rowb[:, None] + colb[None, :], 0)
+    assert rel_error(out, ref) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tm,tn", [(64, 128), (128, 64)])
+@pytest.mark.parametrize("tile", [None, "large"])
+@pytest.mark.parametrize("m,n,k", [(200, 136, 72), (1025, 1032, 1000)])
+def test_user_tiles_k128(compile_kernel, tmp_path, backend, tm, tn, tile, m,
+                         n, k, monkeypatch):
+    # K steps of 128: the Hopper kernels run two 64-wide steps per loop
+    # iteration (K = 72 and 1000: the last step past K).
+    if tile:
+        monkeypatch.setenv("TILE_GEMM_TILE", tile)
+    path = EXAMPLES.parent / "utils" / "bench" / "sweep_kernels" / "gemm_tile.mlir.in"
+    bundle = compile_kernel(path.read_text().format(TM=tm, TN=tn, KT=128,
+                                                    IN="f16"))
+    a, b = f16_inputs(62, m, n, k)
+    out = bundle.run(tmp_path, {"A": a, "B": b}, backend)["C"]
+    assert rel_error(out, ref_matmul(a, b)) < 2e-3

@@ -146,10 +146,16 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   }
   gpu::BarrierOp::create(b, loc);
 
-  // Hardware iterations: ceildiv(loop trip count, 64 / KT).
-  int64_t unroll = kBlockK / m.kt;
+  // Hardware iterations of kBlockK: ceildiv(loop trip count, 64 / KT), or
+  // the trip count times KT / 64 for KT = 128 (the last may lie past K:
+  // zero filled).
   Value ub = mapping.lookup(m.loop.getUpperBound());
-  nIter = ctaIterations(divu(add(ub, cst(unroll - 1)), cst(unroll)));
+  if (m.kt > kBlockK) {
+    nIter = ctaIterations(mul(ub, cst(m.kt / kBlockK)));
+  } else {
+    int64_t unroll = kBlockK / m.kt;
+    nIter = ctaIterations(divu(add(ub, cst(unroll - 1)), cst(unroll)));
+  }
 
   // One if/else: warpgroup roles (setmaxnreg needs this shape).
   auto setMaxRegisters = [&](int64_t regs, NVVM::SetMaxRegisterAction act) {

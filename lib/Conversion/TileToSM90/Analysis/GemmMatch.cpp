@@ -236,8 +236,8 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
                 std::to_string(kMaxSplitTileM));
   if (m.tileN % 64 != 0 || m.tileN > 256)
     return fail("tile N must be a multiple of 64 up to 256");
-  if (m.kt != 16 && m.kt != 32 && m.kt != 64)
-    return fail("tile K must be 16, 32 or 64");
+  if (m.kt != 16 && m.kt != 32 && m.kt != 64 && m.kt != 128)
+    return fail("tile K must be 16, 32, 64 or 128");
 
   // Copy indices: A[row, k*kt], B[k*kt, col] (transpose_b: B[col, k*kt]);
   // row/col loop-invariant.
