@@ -25,8 +25,31 @@ BACKENDS = (TARGET_BACKENDS or
             ["ffi", "native"] + (["nvrtc"] if TARGET == "cuda" else []))
 
 
-def run_linear(compile_kernel, tmp_path, backend, m, n, k, seed, bf16=False):
+def rows_256(src):
+    """examples/linear.mlir with 256x128 output tiles (the sm_90a split
+    tiles: each block's 128-row parts with W stored N x K)."""
+    edits = [("%c128 = arith.constant 128 : index\n",
+              "%c128 = arith.constant 128 : index\n"
+              "  %c256 = arith.constant 256 : index\n"),
+             ("%gy = arith.ceildivui %M, %c128", "%gy = arith.ceildivui %M, %c256"),
+             ("%m0 = arith.muli %by, %c128", "%m0 = arith.muli %by, %c256"),
+             ("%Xs = tile.alloc : memref<128x32x", "%Xs = tile.alloc : memref<256x32x"),
+             ("to %Xs : memref<?x?xf16> to memref<128x32x",
+              "to %Xs : memref<?x?xf16> to memref<256x32x"),
+             ("{transpose_b} : memref<128x32x", "{transpose_b} : memref<256x32x"),
+             ("memref<128x128xf32", "memref<256x128xf32"),
+             ("in [128, 128]", "in [256, 128]")]
+    for old, new in edits:
+        assert old in src, old
+        src = src.replace(old, new)
+    return src
+
+
+def run_linear(compile_kernel, tmp_path, backend, m, n, k, seed, bf16=False,
+               rows=128):
     src = (EXAMPLES / "linear.mlir").read_text()
+    if rows == 256:
+        src = rows_256(src)
     rng = np.random.default_rng(seed)
     shapes = {"X": (m, k), "W": (n, k), "bias": (n,)}
     if bf16:
@@ -85,3 +108,12 @@ def test_linear_bf16(compile_kernel, tmp_path, backend, m, n, k):
                           seed=63, bf16=True)
     # bf16 output: ~2^-8 relative.
     assert rel_error(out, ref) < 1e-2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("m,n,k", [(1, 8, 8), (300, 520, 264),
+                                   (1025, 1032, 200)])
+def test_linear_256_rows(compile_kernel, tmp_path, backend, m, n, k):
+    out, ref = run_linear(compile_kernel, tmp_path, backend, m, n, k, seed=64,
+                          rows=256)
+    assert rel_error(out, ref) < 2e-3
