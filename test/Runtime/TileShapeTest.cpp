@@ -47,6 +47,16 @@ json wideMeta() {
   return m;
 }
 
+/// One launch of the add kernel `k` over `n` elements (the mock records
+/// the variant and grid).
+void launchAdd(tile_kernel_t k, int64_t n) {
+  DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
+  tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
+                      tile_arg_tensor(c.dl())};
+  ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK)
+      << tile_last_error();
+}
+
 struct EnvGuard {
   explicit EnvGuard(const char *value) {
     if (value)
@@ -195,14 +205,7 @@ TEST(TileShapeMock, ChoiceAndGrid) {
   EnvGuard env(nullptr);
   KernelGuard k(load(cudaBundle(wideMeta()), "ffi"));
   ASSERT_TRUE(k.k);
-  auto launch = [&](int64_t n) {
-    DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
-    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
-                        tile_arg_tensor(c.dl())};
-    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
-              TILE_STATUS_OK)
-        << tile_last_error();
-  };
+  auto launch = [&](int64_t n) { launchAdd(k.k, n); };
   // 201 blocks (2 per SM): 101 wide tiles (one per SM), one CTA each.
   launch(64 * 201);
   EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
@@ -255,15 +258,7 @@ TEST(TileShapeMock, FastestCoarseVariant) {
   m["variants"] = {wide, mid, variant("add_kernel_sm90")};
   KernelGuard k(load(cudaBundle(m), "ffi"));
   ASSERT_TRUE(k.k);
-  auto launch = [&](int64_t blocks) {
-    const int64_t n = 64 * blocks;
-    DevTensor a({n}, 1.0f), b({n}, 2.0f), c({n});
-    tile_arg args[3] = {tile_arg_tensor(a.dl()), tile_arg_tensor(b.dl()),
-                        tile_arg_tensor(c.dl())};
-    ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr),
-              TILE_STATUS_OK)
-        << tile_last_error();
-  };
+  auto launch = [&](int64_t blocks) { launchAdd(k.k, 64 * blocks); };
   // 256 blocks (1000^3 in 64x64 blocks): 64 tiles of 4 blocks.
   launch(256);
   EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide128");
