@@ -699,6 +699,8 @@ FailureOr<int64_t> KernelLowering::run() {
   // Before any lowering: a loop asking for more stages than fit fails fast.
   if (failed(checkSharedMemory(sharedBytes + sharedSlack, 0)))
     return failure();
+  if (specialized)
+    chooseBlocksPerSm(sharedBytes + sharedSlack);
 
   SmallVector<PipelinedOp> pipelined;
   func.walk([&](PipelinedOp p) { pipelined.push_back(p); });

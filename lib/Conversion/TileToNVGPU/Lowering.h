@@ -217,13 +217,22 @@ struct WarpSpecializedKernel {
   bool doubleHeads = false;
   int64_t headStages() const { return doubleHeads ? 2 : 1; }
 
-  /// Registers per thread at launch (65536 / threads, rounded down to 8)
-  /// and the consumers' after setmaxnreg (the producer giving most of its
-  /// share to them); setmaxnreg is used when the second is larger, and the
-  /// block then holds a multiprocessor alone.
+  /// Blocks per multiprocessor the kernel is compiled for (nvvm.minctasm,
+  /// KernelLowering::chooseBlocksPerSm): 2 for one consumer warpgroup of
+  /// the TMA form when two blocks fit, else 1.
+  int64_t ctasPerSm = 1;
+
+  /// Registers per thread at launch (65536 / ctasPerSm / threads, rounded
+  /// down to 8) and the consumers' after setmaxnreg (the producer giving
+  /// most of its share to them); setmaxnreg is used when the second is
+  /// larger, and `ctasPerSm` blocks then share a multiprocessor's registers.
   std::pair<int64_t, int64_t> registerBudget() const {
+    return registerBudget(ctasPerSm);
+  }
+  std::pair<int64_t, int64_t> registerBudget(int64_t blocksPerSm) const {
     int64_t total = consumers + kProducerThreads;
-    int64_t perThread = std::min<int64_t>(256, 65536 / total / 8 * 8);
+    int64_t perThread =
+        std::min<int64_t>(256, 65536 / blocksPerSm / total / 8 * 8);
     int64_t producerRegs = tma ? kTmaProducerRegisters : kProducerRegisters;
     int64_t budget = std::min<int64_t>(
         240, (perThread * total - kProducerThreads * producerRegs) /
@@ -437,6 +446,8 @@ private:
   std::optional<GemmRotation> planGemmRotation(PipelinedOp op,
                                                const PipelinePlan &plan);
   void finishWarpSpecialization();
+  /// Sets specialized->ctasPerSm (2 or 1) for a block of `sharedBytes`.
+  void chooseBlocksPerSm(int64_t sharedBytes);
   LogicalResult lowerCopy(CopyOp op);
   LogicalResult lowerFill(Operation *op, Value buffer, Value value);
   LogicalResult lowerGemm(GemmOp op);

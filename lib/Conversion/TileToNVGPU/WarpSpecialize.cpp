@@ -843,6 +843,53 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   return success();
 }
 
+/// Two blocks per multiprocessor for one consumer warpgroup of the TMA
+/// form. Compiled for ptxas' choice, such a 256-thread block takes 150-170
+/// registers a thread when its fragments are large (FlashAttention's
+/// 64-row query tile at head dim 128: 163, ptxas -v), so that it holds a
+/// multiprocessor alone and one warpgroup issues all of its tensor-core
+/// work. Compiled for two blocks (128 registers at launch; the producer
+/// warpgroup, whose one thread issues the TMA loads, gives 104 of them to
+/// the consumers through setmaxnreg: 232), a multiprocessor runs two
+/// consumer warpgroups, whose softmax and loads overlap each other's
+/// gemms. Taken when two blocks' shared memory fits the multiprocessor
+/// (the chip's per-block maximum plus the 1 KiB it reserves per block),
+/// the consumers' fragments leave 96 of their 232 registers for addresses,
+/// indices and the gemms' operands, and the cap costs no blocks: a block
+/// of small fragments and shared memory (FlashAttention at head dim 64:
+/// 125 registers, 42 KiB) already runs two or more to a multiprocessor
+/// and is left to ptxas. Not for the persistent form
+/// (its grid is one block per multiprocessor) nor the cp.async producer
+/// (96 registers for its 128 threads leave the consumers 160).
+void KernelLowering::chooseBlocksPerSm(int64_t bytes) {
+  WS &ws = *specialized;
+  ws.ctasPerSm = 1;
+  if (ws.consumers != 128 || !ws.tma || ws.persistent)
+    return;
+  SharedMemoryLimit limit = sharedMemoryLimit(chip);
+  constexpr int64_t kReservedPerBlock = 1024;
+  if (!limit.known ||
+      2 * (bytes + kReservedPerBlock) > limit.perBlock + kReservedPerBlock)
+    return;
+  int64_t fragmentRegisters = 0;
+  for (auto &[value, buf] : buffers)
+    if (buf.scope == MemoryScope::fragment)
+      fragmentRegisters += llvm::divideCeil(
+          buf.registers * buf.type.getElementTypeBitWidth(), 32);
+  auto [perThread, budget] = ws.registerBudget(/*blocksPerSm=*/2);
+  if (budget <= perThread || fragmentRegisters + 96 > budget)
+    return;
+  // A cap of 128 registers must not cost blocks: taken when shared memory
+  // admits no third block anyway, or when the fragments alone take
+  // kLargeFragments (ptxas then allocates over 128 and one block fits).
+  constexpr int64_t kLargeFragments = 96;
+  bool thirdFits =
+      3 * (bytes + kReservedPerBlock) <= limit.perBlock + kReservedPerBlock;
+  if (thirdFits && fragmentRegisters < kLargeFragments)
+    return;
+  ws.ctasPerSm = 2;
+}
+
 void KernelLowering::finishWarpSpecialization() {
   WS &ws = *specialized;
   MLIRContext *ctx = b.getContext();
@@ -878,9 +925,10 @@ void KernelLowering::finishWarpSpecialization() {
     };
     set(ws.producerBlock, producerRegs, NVVM::SetMaxRegisterAction::decrease);
     set(ws.consumerBlock, budget, NVVM::SetMaxRegisterAction::increase);
-    // One block per multiprocessor: the register cap setmaxnreg needs.
+    // The register cap setmaxnreg needs: ptxas allocates perThread at
+    // launch, so that ctasPerSm blocks fit.
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  b.getI32IntegerAttr(1));
+                  b.getI32IntegerAttr(ws.ctasPerSm));
   }
   func.setKnownBlockSizeAttr(
       DenseI32ArrayAttr::get(ctx, {(int32_t)total, 1, 1}));

@@ -12,6 +12,7 @@
 // CHECK-SAME: <"sm90_tma_wgmma", chip = "sm_90a", kernel = "bmm_kernel_ws", block = [256, 1, 1]{{.*}}schedule = "warp_specialized">]
 // CHECK-LABEL: gpu.func @bmm_kernel_ws_tma(
 // CHECK-SAME: %[[MAPA:[a-z0-9]+]]: !llvm.ptr, %[[MAPB:[a-z0-9]+]]: !llvm.ptr)
+// CHECK-NOT: minctasm
 // CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create
 // CHECK: nvgpu.mbarrier.init %[[FULL]][%c0], %c1
 // CHECK: %[[PTID:.*]] = arith.subi %thread_id_x, %c128
@@ -49,6 +50,45 @@ func.func @bmm(%A: memref<?x?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32> {
       tile.gemm %As, %Bs, %Cf : memref<64x128xf16, #tile.scope<shared>>, memref<128x64xf16, #tile.scope<shared>>, memref<64x64xf32, #tile.scope<fragment>>
     }
     tile.copy %Cf to %C[%c0, %c0] : memref<64x64xf32, #tile.scope<fragment>> to memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
+// One consumer warpgroup whose fragments take 128 registers a thread (a
+// 64x256 f32 accumulator): the TMA form is compiled for two blocks per
+// multiprocessor (128 registers at launch; the producer warpgroup gives
+// 104 to the consumers), the cp.async form is left to ptxas.
+// CHECK-LABEL: gpu.func @wide_acc_kernel_ws_tma(
+// CHECK-SAME: nvvm.minctasm = 2
+// CHECK: scf.if
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister decrease 24
+// CHECK-LABEL: gpu.func @wide_acc_kernel_ws(
+// CHECK-NOT: minctasm
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK: gpu.return
+func.func @wide_acc(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c16 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<64x16xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<16x256xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<64x256xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<64x256xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c16 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<64x16xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<16x256xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<64x16xf16, #tile.scope<shared>>, memref<16x256xf16, #tile.scope<shared>>, memref<64x256xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<64x256xf32, #tile.scope<fragment>> to memref<?x?xf32>
   }
   return
 }
