@@ -218,8 +218,8 @@ struct WarpSpecializedKernel {
   int64_t headStages() const { return doubleHeads ? 2 : 1; }
 
   /// Blocks per multiprocessor the kernel is compiled for (nvvm.minctasm,
-  /// KernelLowering::chooseBlocksPerSm): 2 for one consumer warpgroup of
-  /// the TMA form when two blocks fit, else 1.
+  /// KernelLowering::chooseBlocksPerSm): 2 or 3 for one consumer warpgroup
+  /// of the TMA form when that many fit, else 1.
   int64_t ctasPerSm = 1;
 
   /// Registers per thread at launch (65536 / ctasPerSm / threads, rounded
@@ -446,7 +446,7 @@ private:
   std::optional<GemmRotation> planGemmRotation(PipelinedOp op,
                                                const PipelinePlan &plan);
   void finishWarpSpecialization();
-  /// Sets specialized->ctasPerSm (2 or 1) for a block of `sharedBytes`.
+  /// Sets specialized->ctasPerSm (1 to 3) for a block of `sharedBytes`.
   void chooseBlocksPerSm(int64_t sharedBytes);
   LogicalResult lowerCopy(CopyOp op);
   LogicalResult lowerFill(Operation *op, Value buffer, Value value);

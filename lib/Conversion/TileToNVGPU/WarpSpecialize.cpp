@@ -843,51 +843,59 @@ LogicalResult KernelLowering::lowerPipelinedSpecialized(PipelinedOp op) {
   return success();
 }
 
-/// Two blocks per multiprocessor for one consumer warpgroup of the TMA
-/// form. Compiled for ptxas' choice, such a 256-thread block takes 150-170
-/// registers a thread when its fragments are large (FlashAttention's
-/// 64-row query tile at head dim 128: 163, ptxas -v), so that it holds a
-/// multiprocessor alone and one warpgroup issues all of its tensor-core
-/// work. Compiled for two blocks (128 registers at launch; the producer
-/// warpgroup, whose one thread issues the TMA loads, gives 104 of them to
-/// the consumers through setmaxnreg: 232), a multiprocessor runs two
-/// consumer warpgroups, whose softmax and loads overlap each other's
-/// gemms. Taken when two blocks' shared memory fits the multiprocessor
-/// (the chip's per-block maximum plus the 1 KiB it reserves per block),
-/// the consumers' fragments leave 96 of their 232 registers for addresses,
-/// indices and the gemms' operands, and the cap costs no blocks: a block
-/// of small fragments and shared memory (FlashAttention at head dim 64:
-/// 125 registers, 42 KiB) already runs two or more to a multiprocessor
-/// and is left to ptxas. Not for the persistent form
-/// (its grid is one block per multiprocessor) nor the cp.async producer
-/// (96 registers for its 128 threads leave the consumers 160).
+/// Blocks per multiprocessor for one consumer warpgroup of the TMA form.
+/// Left to ptxas, such a 256-thread block takes the registers its code
+/// needs (FlashAttention's 64-row query tile: 125 a thread at head dim 64,
+/// 163 at 128; ptxas -v), i.e. two blocks or one to a multiprocessor, each
+/// with one warpgroup issuing tensor-core work. Compiled for k blocks
+/// (nvvm.minctasm: 65536 / k / 256 registers at launch), the producer
+/// warpgroup, whose one thread issues the TMA loads, gives all but 24 of
+/// its registers to the consumers through setmaxnreg (k = 2: 232, k = 3:
+/// 136), and a multiprocessor runs k consumer warpgroups whose softmax and
+/// loads overlap each other's gemms (H200, 64x64 tiles: head dim 64 at 3
+/// blocks 0.72 -> 0.87x SDPA, 128 at 2 blocks 0.57 -> 0.75x;
+/// docs/performance.md). The largest k up to 3 is taken whose blocks fit
+/// the multiprocessor's shared memory (the chip's per-block maximum plus
+/// the 1 KiB it reserves per block) and whose consumer budget covers the
+/// estimate of what the consumers need (their fragments and local arrays
+/// plus kRegisterOverhead for addresses, indices and the gemms' operands),
+/// and only when that is more blocks than the same estimate gives without
+/// a cap (a cap must not cost blocks). Not for the persistent form (its
+/// grid is one block per multiprocessor) nor the cp.async producer (whose
+/// 128 threads keep 96 registers each).
 void KernelLowering::chooseBlocksPerSm(int64_t bytes) {
   WS &ws = *specialized;
   ws.ctasPerSm = 1;
   if (ws.consumers != 128 || !ws.tma || ws.persistent)
     return;
   SharedMemoryLimit limit = sharedMemoryLimit(chip);
+  if (!limit.known)
+    return;
   constexpr int64_t kReservedPerBlock = 1024;
-  if (!limit.known ||
-      2 * (bytes + kReservedPerBlock) > limit.perBlock + kReservedPerBlock)
-    return;
-  int64_t fragmentRegisters = 0;
-  for (auto &[value, buf] : buffers)
-    if (buf.scope == MemoryScope::fragment)
-      fragmentRegisters += llvm::divideCeil(
-          buf.registers * buf.type.getElementTypeBitWidth(), 32);
-  auto [perThread, budget] = ws.registerBudget(/*blocksPerSm=*/2);
-  if (budget <= perThread || fragmentRegisters + 96 > budget)
-    return;
-  // A cap of 128 registers must not cost blocks: taken when shared memory
-  // admits no third block anyway, or when the fragments alone take
-  // kLargeFragments (ptxas then allocates over 128 and one block fits).
-  constexpr int64_t kLargeFragments = 96;
-  bool thirdFits =
-      3 * (bytes + kReservedPerBlock) <= limit.perBlock + kReservedPerBlock;
-  if (thirdFits && fragmentRegisters < kLargeFragments)
-    return;
-  ws.ctasPerSm = 2;
+  constexpr int64_t kRegisterOverhead = 40;
+  constexpr int64_t kMaxBlocks = 3;
+  int64_t needed = kRegisterOverhead;
+  for (auto &[value, buf] : buffers) {
+    if (buf.scope == MemoryScope::shared)
+      continue;
+    int64_t elements = buf.scope == MemoryScope::fragment
+                           ? buf.registers
+                           : numElements(buf.type.getShape());
+    needed += llvm::divideCeil(
+        elements * buf.type.getElementTypeBitWidth(), 32);
+  }
+  int64_t threads = ws.consumers + WS::kProducerThreads;
+  int64_t bySharedMemory =
+      (limit.perBlock + kReservedPerBlock) / (bytes + kReservedPerBlock);
+  int64_t uncapped = std::min<int64_t>(
+      bySharedMemory, 65536 / (llvm::alignTo(needed, 8) * threads));
+  for (int64_t k = std::min(bySharedMemory, kMaxBlocks); k > uncapped; --k) {
+    auto [perThread, budget] = ws.registerBudget(k);
+    if (budget > perThread && budget >= needed) {
+      ws.ctasPerSm = k;
+      return;
+    }
+  }
 }
 
 void KernelLowering::finishWarpSpecialization() {

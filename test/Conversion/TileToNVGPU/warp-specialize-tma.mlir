@@ -59,7 +59,8 @@ func.func @bmm(%A: memref<?x?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32> {
 // One consumer warpgroup whose fragments take 128 registers a thread (a
 // 64x256 f32 accumulator): the TMA form is compiled for two blocks per
 // multiprocessor (128 registers at launch; the producer warpgroup gives
-// 104 to the consumers), the cp.async form is left to ptxas.
+// 104 to the consumers), the cp.async form is left to ptxas. bmm above
+// (32 registers of fragments, 64 KiB of stages) is left to ptxas too.
 // CHECK-LABEL: gpu.func @wide_acc_kernel_ws_tma(
 // CHECK-SAME: nvvm.minctasm = 2
 // CHECK: scf.if
@@ -89,6 +90,38 @@ func.func @wide_acc(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32
       tile.gemm %As, %Bs, %Cf : memref<64x16xf16, #tile.scope<shared>>, memref<16x256xf16, #tile.scope<shared>>, memref<64x256xf32, #tile.scope<fragment>>
     }
     tile.copy %Cf to %C[%c0, %c0] : memref<64x256xf32, #tile.scope<fragment>> to memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
+// 64 registers of fragments (a 64x128 accumulator), 24 KiB of stages:
+// three blocks per multiprocessor (80 registers at launch, 136 for the
+// consumers after setmaxnreg).
+// CHECK-LABEL: gpu.func @three_blocks_kernel_ws_tma(
+// CHECK-SAME: nvvm.minctasm = 3
+// CHECK: nvvm.setmaxregister increase 136
+// CHECK: nvvm.setmaxregister decrease 24
+func.func @three_blocks(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c32 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<64x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<64x128xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<64x128xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<64x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<64x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<64x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<64x128xf32, #tile.scope<fragment>> to memref<?x?xf32>
   }
   return
 }
