@@ -117,6 +117,19 @@ def test_flash_attention_variants(compile_kernel, tmp_path, backend, dtype, d,
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("d,causal", [(64, True), (128, False)])
+def test_flash_attention_one_stage(compile_kernel, tmp_path, backend, d,
+                                   causal):
+    # stages(1), the default of examples/python/flash_attention.py: the plain
+    # kernel runs the loop serially, sm_90a's warp-specialized variants give
+    # it two stages (and two or three blocks per multiprocessor).
+    bundle = compile_kernel(fa_source(D=d, STAGES=1))
+    out, ref = run_attention(bundle, tmp_path, backend, 2, 2, 201, d, "f16",
+                             causal, seed=26)
+    assert rel_error(out, ref) < 5e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_flash_attention_large_tiles(compile_kernel, tmp_path, backend):
     # 128-row query tiles over 4 warps (two m16 tiles per warp), 5 key tiles,
     # a 3-stage pipeline.

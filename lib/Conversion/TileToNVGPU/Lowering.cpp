@@ -701,6 +701,12 @@ FailureOr<int64_t> KernelLowering::run() {
     return failure();
   if (specialized)
     chooseBlocksPerSm(sharedBytes + sharedSlack);
+  if (specialized && remarks)
+    for (auto &[op, plan] : pipelines)
+      if (plan.promoted)
+        op->emitRemark("warp-specialized variants run this stages(1) loop "
+                       "with two stages (the producer warpgroup loads one "
+                       "iteration ahead)");
 
   SmallVector<PipelinedOp> pipelined;
   func.walk([&](PipelinedOp p) { pipelined.push_back(p); });

@@ -75,6 +75,10 @@ struct PipelinePlan {
   // (and erased): the map's keys must not be dereferenced then.
   LocationAttr loc;
   int64_t stages = 0;
+  /// A stages(1) loop given two stages by a warp-specialized form
+  /// (planPipelines): its shared memory is the variant's choice, declined
+  /// rather than an error when it does not fit.
+  bool promoted = false;
 };
 
 

@@ -100,8 +100,17 @@ static bool isPipelinableCopy(PipelinedOp loop, Operation *op) {
   return true;
 }
 
-static std::optional<PipelinePlan> planPipeline(PipelinedOp loop) {
+/// The plan of `loop`, or nullopt when it runs serially. `promote`: a
+/// stages(1) loop without explicit stage/order attributes is planned with
+/// two stages (the warp-specialized forms: a producer warpgroup that runs
+/// one stage ahead is the form's point; the plain kernel keeps one).
+static std::optional<PipelinePlan> planPipeline(PipelinedOp loop,
+                                                bool promote) {
   int64_t stages = loop.getStages();
+  bool promoted = promote && stages == 1 && !loop.getStageAttr() &&
+                  !loop.getOrderAttr();
+  if (promoted)
+    stages = 2;
   if (stages < 2 || loop->getParentOfType<PipelinedOp>())
     return std::nullopt;
   Block &body = loop.getBodyBlock();
@@ -124,7 +133,7 @@ static std::optional<PipelinePlan> planPipeline(PipelinedOp loop) {
   };
 
   PipelinePlan plan{/*distance=*/0, {}, /*issueFirst=*/true, loop.getLoc(),
-                    static_cast<int64_t>(loop.getStages())};
+                    stages, promoted};
   SmallVector<int64_t> position(ops.size());
   for (size_t i = 0; i < ops.size(); ++i)
     position[i] = i;
@@ -170,7 +179,8 @@ static std::optional<PipelinePlan> planPipeline(PipelinedOp loop) {
 
 void KernelLowering::planPipelines() {
   func.walk([&](PipelinedOp loop) {
-    std::optional<PipelinePlan> plan = planPipeline(loop);
+    std::optional<PipelinePlan> plan =
+        planPipeline(loop, /*promote=*/requestWarpSpecialization);
     if (!plan)
       return;
     for (Operation *p : plan->producers)

@@ -56,6 +56,20 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
     declinedSpecialization = declinedDoubleHeads = true;
     return failure();
   }
+  // A stages(1) loop double-buffered by a warp-specialized form: the
+  // variant is declined (the plain kernel keeps one stage).
+  if (specialized && llvm::any_of(pipelines, [](auto &entry) {
+        return entry.second.promoted;
+      })) {
+    whyNotSpecialized = "it needs " + std::to_string(bytes) +
+                        " bytes of shared memory with two stages of its "
+                        "stages(1) loop, more than the " +
+                        std::to_string(limit.dynamic) + " " + chip +
+                        " allows";
+    declinedSpecialization = true;
+    declinedTma = requestTma;
+    return failure();
+  }
   // The TMA-producer form (its stages aligned for TMA) is only a variant:
   // declined with a remark, not an error.
   if (requestTma) {

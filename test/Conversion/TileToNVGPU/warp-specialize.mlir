@@ -196,3 +196,71 @@ func.func @raw(%X: memref<?x?xf32>, %T: memref<?x?xf32> {tile.output}, %Y: memre
   }
   return
 }
+
+// -----
+
+// stages(1): the plain kernel runs the loop serially; the warp-specialized
+// variant gives it two stages (one full and one empty barrier per stage).
+// CHECK-LABEL: #tile.kernel_info<"one_stage"
+// CHECK-SAME: kernel = "one_stage_kernel_ws"
+// CHECK-LABEL: gpu.func @one_stage_kernel(
+// CHECK-NOT: mbarrier
+// CHECK-LABEL: gpu.func @one_stage_kernel_ws(
+// CHECK: nvgpu.mbarrier.create -> <{{.*}}num_barriers = 2>
+func.func @one_stage(%A: memref<?x?xf32>, %C: memref<?x?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf32>
+  %nk = arith.ceildivui %K, %c64 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<64x64xf32, #tile.scope<shared>>
+    %Af = tile.alloc : memref<64x64xf32, #tile.scope<fragment>>
+    %Cf = tile.alloc : memref<64x64xf32, #tile.scope<fragment>>
+    tile.clear %Cf : memref<64x64xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{warp-specialized variants run this stages(1) loop with two stages}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(1) {
+      %k0 = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf32> to memref<64x64xf32, #tile.scope<shared>>
+      tile.copy %As to %Af : memref<64x64xf32, #tile.scope<shared>> to memref<64x64xf32, #tile.scope<fragment>>
+      tile.parallel (%i, %j) in [64, 64] {
+        %a = memref.load %Af[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+        %c = memref.load %Cf[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+        %s = arith.addf %a, %c : f32
+        memref.store %s, %Cf[%i, %j] : memref<64x64xf32, #tile.scope<fragment>>
+      }
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<64x64xf32, #tile.scope<fragment>> to memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
+// A stages(1) loop whose two stages do not fit sm_90a's shared memory: no
+// warp-specialized variant (a remark says why), the plain kernel only.
+// CHECK-LABEL: #tile.kernel_info<"big_stage"
+// CHECK-NOT: variants
+// CHECK-LABEL: gpu.func @big_stage_kernel(
+// CHECK-NOT: @big_stage_kernel_ws
+func.func @big_stage(%A: memref<?x?xf32>, %C: memref<?x?xf32> {tile.output})
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf32>
+  %nk = arith.ceildivui %K, %c128 : index
+  // expected-remark @+1 {{no warp-specialized variant: it needs 245792 bytes of shared memory with two stages of its stages(1) loop, more than the 232432 sm_90a allows}}
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<160x128xf32, #tile.scope<shared>>
+    %Cs = tile.alloc : memref<160x128xf32, #tile.scope<shared>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(1) {
+      %k0 = arith.muli %k, %c128 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf32> to memref<160x128xf32, #tile.scope<shared>>
+      tile.copy %As to %Cs : memref<160x128xf32, #tile.scope<shared>> to memref<160x128xf32, #tile.scope<shared>>
+    }
+    tile.copy %Cs to %C[%c0, %c0] : memref<160x128xf32, #tile.scope<shared>> to memref<?x?xf32>
+  }
+  return
+}
