@@ -45,3 +45,9 @@ done
 echo "bundles: $(ls "$OUT"/bundles/*.tileb | wc -l) E2E" \
   "($(ls "$OUT"/bundles/*.tilec-error 2>/dev/null | wc -l) not compilable for cuda)," \
   "$(ls "$OUT"/examples | wc -l) examples; .gpu is $(du -sh "$OUT" | cut -f1)"
+# The carry to the device is limited to 64 MiB of files: the bundles and
+# examples also travel as one xz archive (run.sh unpacks it when
+# .gpu/bundles was not carried): carry [".gpu/pack.tar.xz", ".gpu/include",
+# ".gpu/googletest"].
+tar -C "$OUT" -cf - bundles examples | xz -T2 -6 > "$OUT/pack.tar.xz"
+echo "pack: $OUT/pack.tar.xz ($(du -h "$OUT/pack.tar.xz" | cut -f1))"

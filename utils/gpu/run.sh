@@ -29,6 +29,11 @@ SUMMARY=()
 FAILED=0
 note() { SUMMARY+=("$1"); echo "==> $1"; }
 
+# prepare.sh's archive of the bundles and examples (carried instead of the
+# folders when they exceed the device tool's 64 MiB).
+if [[ ! -d $G/bundles && -f $G/pack.tar.xz ]]; then
+  tar -C "$G" -xJf "$G/pack.tar.xz" || { echo "run.sh: cannot unpack $G/pack.tar.xz" >&2; exit 2; }
+fi
 [[ -d $G/bundles ]] || { echo "run.sh: no $G/bundles: run utils/gpu/prepare.sh on the build host and carry .gpu" >&2; exit 2; }
 nvidia-smi -L 2>&1 | head -4
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1 | tail -1
