@@ -6,8 +6,9 @@ each tile is read and written with a rank-reducing copy (Q[b, s0:s1, h, :]).
 
 Tile shape: the defaults (64-row query tiles, one warpgroup) run on sm_90a
 at 0.85-0.93x of torch SDPA for D = 64 and 0.75-0.83x for D = 128 (H200,
-docs/performance.md); for D = 128 pass block_M=128, block_N=128,
-threads=256, num_stages=2 (0.91-0.99x).
+the same program in [B, H, S, D] layout, docs/performance.md); for
+D = 128 pass block_M=128, block_N=128, threads=256, num_stages=2
+(0.91-0.99x).
 """
 import sys
 
