@@ -394,6 +394,15 @@ bool parseVariant(Parser &p, const json &v, size_t i, const KernelPlan &plan,
       return p.fail(at, "needs coarsen");
     out.coarseSpeedup = cs->get<int64_t>();
   }
+  if (auto sp = v.find("split"); sp != v.end()) {
+    const std::string at = path + ".split";
+    if (!sp->is_number_integer() || sp->get<int64_t>() < 2 ||
+        sp->get<int64_t>() > 64)
+      return p.fail(at, "must be an integer in [2, 64]");
+    if (v.find("coarsen") == v.end() || !out.gridSms)
+      return p.fail(at, "needs coarsen and \"grid\": \"sms\"");
+    out.split = sp->get<int64_t>();
+  }
   if (auto mr = v.find("max_rows"); mr != v.end()) {
     const std::string at = path + ".max_rows";
     if (!mr->is_object())

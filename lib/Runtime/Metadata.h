@@ -105,6 +105,12 @@ struct VariantPlan {
   /// (100..10000) of how much faster a launch block runs in a coarse tile;
   /// 0 (absent): the cost model's default (useCoarseTiles).
   int64_t coarseSpeedup = 0;
+  /// "split": with "coarsen" and "grid": "sms", CTA tiles per launch block
+  /// (2..64; launch tiles of more than 128 rows in 128-row parts): the
+  /// variant runs split times the tiles "coarsen" gives, and is one of the
+  /// kernel's split variants, one of which runs every launch
+  /// (CudaVariants.h). 1 (absent): none.
+  int64_t split = 1;
   /// "max_rows": {"rows": R, "params": [p, ...]}: used only for launches
   /// in which dim 0 of each tensor param p is at most R (the narrow kernel
   /// of skinny GEMMs); maxRows 0: any launch. With split_k it needs no

@@ -131,6 +131,16 @@ TEST(TileShape, CostModelRivals) {
   // Equal estimates: neither is faster (the first in metadata order runs).
   EXPECT_FALSE(coarseFaster({10, 2, 200}, {10, 4, 400}, 132));
   EXPECT_FALSE(coarseFaster({10, 4, 400}, {10, 2, 200}, 132));
+  // Split variants of a 256x128 launch tile at 1000^3 (4 x 8 blocks):
+  // 128x256 CTA tiles (coarsen 2, split 2: one block each, 125) against
+  // 128x128 ones (coarsen 1, split 2: half a block, 100): one wave each,
+  // 1 / 1.25 against 0.5 / 1: 128x128. At 4096^3 (16 x 32 blocks): 512
+  // against 1024 CTA tiles, 4 and 8 waves: 3.2 against 4: 128x256.
+  const CoarseChoice split256{32, 2, 125, 2}, split128{64, 1, 100, 2};
+  EXPECT_TRUE(coarseFaster(split128, split256, 132));
+  EXPECT_FALSE(coarseFaster(split256, split128, 132));
+  EXPECT_TRUE(coarseFaster({512, 2, 125, 2}, {1024, 1, 100, 2}, 132));
+  EXPECT_FALSE(coarseFaster({1024, 1, 100, 2}, {512, 2, 125, 2}, 132));
   // Unknown SM count, nonsense.
   EXPECT_FALSE(coarseFaster(mid, wide, 0));
   EXPECT_FALSE(coarseFaster({0, 4, 217}, wide, 132));
@@ -150,6 +160,17 @@ TEST(TileShape, Metadata) {
   EXPECT_TRUE(vs[1].coarsened());
   EXPECT_FALSE(vs[2].coarsened());
   EXPECT_EQ(vs[1].coarseSpeedupPct, cuda::kDefaultCoarseSpeedupPct);
+  EXPECT_FALSE(vs[1].splitTiles());
+  {
+    json m = wideMeta();
+    m["variants"][1]["split"] = 2;
+    KernelPlan p;
+    ASSERT_TRUE(parseMetadata(m.dump(), p, error)) << error;
+    EXPECT_EQ(p.variants[1].split, 2);
+    ASSERT_TRUE(cuda::makeVariantSpecs(p, vs, error)) << error;
+    EXPECT_TRUE(vs[1].splitTiles());
+    EXPECT_EQ(vs[1].variantTiles(5, 3, 1), 2 * 3 * 3);
+  }
   {
     json m = wideMeta();
     m["variants"][1]["coarse_speedup"] = 316;
@@ -187,6 +208,13 @@ TEST(TileShape, Metadata) {
        "variants[1].coarsen must be three integers in [1, 65535]"},
       {"coarsen", 0, {2, 1, 1},
        "variants[0].coarsen cannot be combined with split_k"},
+      {"split", 1, 1, "variants[1].split must be an integer in [2, 64]"},
+      {"split", 1, 65, "variants[1].split must be an integer in [2, 64]"},
+      {"split", 1, "2", "variants[1].split must be an integer in [2, 64]"},
+      {"split", 2, 2,
+       "variants[2].split needs coarsen and \"grid\": \"sms\""},
+      {"split", 0, 2,
+       "variants[0].split needs coarsen and \"grid\": \"sms\""},
   };
   for (const Bad &b : bad) {
     SCOPED_TRACE(b.message);
@@ -275,6 +303,49 @@ TEST(TileShapeMock, FastestCoarseVariant) {
     EnvGuard large("large");
     launch(256);
     EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
+    EXPECT_EQ(mock->grid[0], 32u);
+  }
+  EXPECT_EQ(mock->pushes, mock->pops);
+}
+
+// Split variants (as a 256x128 launch tile gets: 128x256 CTA tiles of the
+// parts of two blocks, 128x128 ones of one part): one of them runs every
+// launch, the one of least estimated time, over its own CTA tiles.
+TEST(TileShapeMock, SplitVariants) {
+  USE_MOCK(mock);
+  ::unsetenv("TILE_DISABLE_VARIANTS");
+  ::unsetenv("TILE_SPLIT_K");
+  EnvGuard env(nullptr);
+  json m = cudaAddMeta();
+  json split = variant("add_kernel_sm90_split");
+  split["coarsen"] = {2, 1, 1};
+  split["coarse_speedup"] = 125;
+  split["split"] = 2;
+  json split128 = variant("add_kernel_sm90_split128");
+  split128["coarsen"] = {1, 1, 1};
+  split128["coarse_speedup"] = 100;
+  split128["split"] = 2;
+  m["variants"] = {split, split128};
+  KernelGuard k(load(cudaBundle(m), "ffi"));
+  ASSERT_TRUE(k.k);
+  auto launch = [&](int64_t blocks) { launchAdd(k.k, 64 * blocks); };
+  // 32 blocks: 64 CTA tiles of 128x128 (one wave) beat 32 of 128x256.
+  launch(32);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_split128");
+  EXPECT_EQ(mock->grid[0], 64u);
+  // 512 blocks: 512 tiles of 128x256, one CTA per SM.
+  launch(512);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_split");
+  EXPECT_EQ(mock->grid[0], 132u);
+  // 3 blocks: 4 against 6 CTA tiles, one wave: 128x128.
+  launch(3);
+  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_split128");
+  EXPECT_EQ(mock->grid[0], 6u);
+  for (const char *shape : {"user", "large"}) {
+    // The first split variant for every launch.
+    EnvGuard forced(shape);
+    launch(32);
+    EXPECT_STREQ(mock->last_function, "add_kernel_sm90_split");
     EXPECT_EQ(mock->grid[0], 32u);
   }
   EXPECT_EQ(mock->pushes, mock->pops);

@@ -80,10 +80,14 @@ struct ConvertTileGemmToSM90Pass
         return signalPassFailure();
       }
       tagged->removeAttr(kWarpSpecializeAttr);
-      // A launch tile of more than 128 rows: its 128-row parts are the CTA
-      // tiles of the one TMA kernel (every launch; the pack kernel for
-      // operands TMA cannot describe, else entry.kernel).
+      // A launch tile of more than 128 rows: the narrow kernels for
+      // GEMV-like launches (they compute the first R rows of any launch
+      // tile), then its 128-row parts as the CTA tiles of the TMA kernel
+      // (every other launch; the pack kernel for operands TMA cannot
+      // describe, else entry.kernel).
       if (m->tileM > 128) {
+        if (failed(addNarrowVariant(kernel, tagged, *m, variants)))
+          return signalPassFailure();
         if (failed(addSplitTileVariant(kernel, tagged, *m, *ws, variants)))
           return signalPassFailure();
         addPackKernel(kernel, *m, variants);
@@ -209,34 +213,52 @@ struct ConvertTileGemmToSM90Pass
   }
 
   /// Builds NAME_kernel_sm90_split (WideTileKernel over the 128-row parts
-  /// of each launch block, splitTile) into `variants`, persistent
+  /// of each launch block, splitTile, CTA tiles up to 256 columns wide)
+  /// and, where the launch tile's columns divide 128 and that gives other
+  /// CTA tiles, NAME_kernel_sm90_split128 (CTA tiles of 128 columns: twice
+  /// the CTAs, for grids that leave SMs idle) into `variants`, persistent
   /// cooperative, storing by TMA unless tile-warp-specialize was told
-  /// epilogue=registers. Launched for every launch ("grid": "sms" over
-  /// min(#SMs, blocks) CTAs; the kernel counts its own tiles), so no
-  /// "coarsen". An error on `loop` when no grid axis allows it.
+  /// epilogue=registers. One of them runs every launch ("split" and
+  /// "coarsen": the runtime counts their CTA tiles and takes the one of
+  /// least estimated time, ties to the first). A remark on `loop` when no
+  /// grid axis allows it.
   LogicalResult addSplitTileVariant(func::FuncOp kernel, PipelinedOp loop,
                                     const GemmMatch &m,
                                     const WarpSpecialization &ws,
                                     SmallVectorImpl<BuiltVariant> &variants) {
-    std::string why;
-    FailureOr<CoarseTile> split = splitTile(m, why);
-    if (failed(split)) {
-      if (remarks)
-        loop->emitRemark("sm90: no variant for this ")
-            << m.tileM << "-row launch tile: " << why;
-      return success();
+    int64_t previousCols = 0;
+    for (int64_t ctaN : {256, 128}) {
+      if (ctaN == 128 && (m.tileN > 128 || 128 % m.tileN))
+        break;
+      std::string why;
+      FailureOr<CoarseTile> split = splitTile(m, ctaN, why);
+      if (failed(split)) {
+        if (remarks)
+          loop->emitRemark("sm90: no variant for this ")
+              << m.tileM << "-row launch tile: " << why;
+        return success();
+      }
+      if (split->cols == previousCols)
+        break; // no column axis: the same CTA tiles
+      previousCols = split->cols;
+      GemmMatch cta = m;
+      cta.tileM = 128;
+      cta.tileN = split->cols * m.tileN;
+      GemmMatch planned = m; // as tile-warp-specialize planned it
+      planned.tileM = 128;
+      WarpSpecialization w = ctaTilePlan(planned, cta, ws);
+      w.coarse = *split;
+      auto built = build(kernel, m, w, ctaN == 256 ? "_split" : "_split128");
+      if (failed(built))
+        return failure();
+      built->coarsen = {1, 1, 1};
+      if (split->colAxis >= 0)
+        built->coarsen[split->colAxis] = split->cols;
+      built->split = split->parts;
+      built->coarseSpeedupPct =
+          coarseSpeedupPct(m.tileM, m.tileN, cta.tileM, cta.tileN);
+      variants.push_back(std::move(*built));
     }
-    GemmMatch cta = m;
-    cta.tileM = 128;
-    cta.tileN = split->cols * m.tileN;
-    GemmMatch planned = m; // as tile-warp-specialize planned it
-    planned.tileM = 128;
-    WarpSpecialization w = ctaTilePlan(planned, cta, ws);
-    w.coarse = *split;
-    auto built = build(kernel, m, w, "_split");
-    if (failed(built))
-      return failure();
-    variants.push_back(std::move(*built));
     return success();
   }
 

@@ -86,7 +86,8 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
                                  : b.getStringAttr(built.packKernel),
         built.packKernel.empty() ? 0 : built.packElemBytes,
         built.packKernel.empty() ? 1 : kPackOperands, built.coarsen,
-        built.coarsen.empty() ? 0 : built.coarseSpeedupPct, maxRows));
+        built.coarsen.empty() ? 0 : built.coarseSpeedupPct, maxRows,
+        built.split));
   }
   setKernelInfo(module, info.withVariants(all));
   return success();

@@ -37,6 +37,9 @@ struct BuiltVariant {
   /// Narrow rows: launched only when A and C have at most this many rows
   /// ("max_rows"); 0: any.
   int64_t maxRows = 0;
+  /// Split tiles: CTA tiles per launch block ("split", with coarsen); 1:
+  /// none.
+  int64_t split = 1;
 };
 
 /// Appends one typed variant (#tile.kernel_variant) per built variant, in

@@ -72,7 +72,7 @@ struct TileWarpSpecializePass
       GemmMatch planned = *m;
       planned.tileM = std::min<int64_t>(m->tileM, 128);
       if (m->tileM > 128) {
-        if (failed(splitTile(*m, why))) {
+        if (failed(splitTile(*m, 256, why))) {
           if (remarks)
             loop->emitRemark("not warp-specialized: the ")
                 << m->tileM << "-row launch tile would run as CTA tiles of "

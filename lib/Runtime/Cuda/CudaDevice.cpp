@@ -380,9 +380,11 @@ private:
     for (const auto &vl : l.variants) {
       const int64_t *c = vl->spec().coarsen;
       std::string coarse =
-          vl->spec().coarsened() ? ", coarsen " + str(c[0]) + "x" + str(c[1]) +
-                                       "x" + str(c[2])
-                                 : "";
+          vl->spec().coarsened() || vl->spec().splitTiles()
+              ? ", coarsen " + str(c[0]) + "x" + str(c[1]) + "x" + str(c[2])
+              : "";
+      if (vl->spec().splitTiles())
+        coarse += ", split " + str(vl->spec().split);
       std::string rows = vl->spec().maxRows > 0
                              ? ", rows <= " + str(vl->spec().maxRows)
                              : "";

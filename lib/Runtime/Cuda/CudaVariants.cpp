@@ -148,9 +148,18 @@ bool coarseFaster(const CoarseChoice &a, const CoarseChoice &b, int sms) {
     return false;
   // a.coarsening * ceil(a.coarse / sms) / a.speedup < the same of b, cross
   // multiplied (in double: coarsen factors reach 65535 per axis).
+  // Split variants: a.coarsening / a.split blocks per CTA tile.
   auto waves = [&](int64_t n) { return double((n + sms - 1) / sms); };
-  return double(a.coarsening) * waves(a.coarse) * double(b.speedupPct) <
-         double(b.coarsening) * waves(b.coarse) * double(a.speedupPct);
+  const double splitA = double(std::max<int64_t>(a.split, 1));
+  const double splitB = double(std::max<int64_t>(b.split, 1));
+  return double(a.coarsening) * waves(a.coarse) * double(b.speedupPct) *
+             splitB <
+         double(b.coarsening) * waves(b.coarse) * double(a.speedupPct) *
+             splitA;
+}
+
+int64_t VariantSpec::variantTiles(int64_t gx, int64_t gy, int64_t gz) const {
+  return std::max<int64_t>(split, 1) * coarseTiles(coarsen, gx, gy, gz);
 }
 
 bool variantsDisabled() {
@@ -193,6 +202,7 @@ bool makeVariantSpecs(const KernelPlan &plan, std::vector<VariantSpec> &out,
                                              : kDefaultCoarseSpeedupPct;
     s.maxRows = v.maxRows;
     s.rowParams = v.rowParams;
+    s.split = v.split;
     s.sliceBytes = size_t(v.sliceBytes);
     for (size_t j = 0; j < v.tma.size(); ++j) {
       TmaSpec t;
@@ -310,16 +320,25 @@ std::vector<std::unique_ptr<VariantLauncher>> VariantLauncher::createAll(
       l->packFn_ = nullptr;
     out.push_back(std::move(l));
   }
-  // Each coarse variant knows the others, so that only the fastest
-  // estimate accepts a launch (accepts()).
-  for (auto &l : out)
-    for (const auto &other : out)
-      if (other != l && l->spec_.coarsened() && other->spec_.coarsened()) {
-        Rival r;
-        std::copy(other->spec_.coarsen, other->spec_.coarsen + 3, r.coarsen);
-        r.speedupPct = other->spec_.coarseSpeedupPct;
-        l->rivals_.push_back(r);
-      }
+  // Each coarse variant knows the others, and each split variant the other
+  // split ones, so that only the fastest estimate accepts a launch
+  // (accepts()).
+  auto coarseOnly = [](const VariantSpec &s) {
+    return s.coarsened() && !s.splitTiles();
+  };
+  for (size_t i = 0; i < out.size(); ++i)
+    for (size_t j = 0; j < out.size(); ++j) {
+      const VariantSpec &mine = out[i]->spec_, &theirs = out[j]->spec_;
+      if (i == j || !((coarseOnly(mine) && coarseOnly(theirs)) ||
+                      (mine.splitTiles() && theirs.splitTiles())))
+        continue;
+      Rival r;
+      std::copy(theirs.coarsen, theirs.coarsen + 3, r.coarsen);
+      r.speedupPct = theirs.coarseSpeedupPct;
+      r.split = theirs.split;
+      r.earlier = j < i;
+      out[i]->rivals_.push_back(r);
+    }
   if (!out.empty())
     why.clear();
   return out;
@@ -340,24 +359,31 @@ bool VariantLauncher::accepts(int64_t gx, int64_t gy, int64_t gz) const {
   const int64_t tiles = gx * gy * gz;
   if (spec_.maxTiles > 0 && tiles > spec_.maxTiles)
     return false;
-  if (!spec_.coarsened())
+  if (!spec_.coarsened() && !spec_.splitTiles())
     return true;
   const int64_t c = spec_.coarsen[0] * spec_.coarsen[1] * spec_.coarsen[2];
   const char *shape = std::getenv("TILE_GEMM_TILE");
-  const CoarseChoice mine{coarseTiles(spec_.coarsen, gx, gy, gz), c,
-                          spec_.coarseSpeedupPct};
+  const CoarseChoice mine{spec_.variantTiles(gx, gy, gz), c,
+                          spec_.coarseSpeedupPct, spec_.split};
+  auto faster = [&](const Rival &r) {
+    const CoarseChoice other{
+        std::max<int64_t>(r.split, 1) * coarseTiles(r.coarsen, gx, gy, gz),
+        r.coarsen[0] * r.coarsen[1] * r.coarsen[2], r.speedupPct, r.split};
+    return coarseFaster(other, mine, sms_);
+  };
+  if (spec_.splitTiles()) {
+    // One of the split variants runs every launch: with TILE_GEMM_TILE
+    // the first, else the fastest estimate.
+    if (tileShapeOverride(shape) != TileShape::Auto)
+      return std::none_of(rivals_.begin(), rivals_.end(),
+                          [](const Rival &r) { return r.earlier; });
+    return std::none_of(rivals_.begin(), rivals_.end(), faster);
+  }
   if (!useCoarseTiles(tiles, mine.coarse, c, sms_, shape, mine.speedupPct))
     return false;
   if (tileShapeOverride(shape) != TileShape::Auto)
     return true; // "large": the first coarse variant
-  for (const Rival &r : rivals_) {
-    const CoarseChoice other{coarseTiles(r.coarsen, gx, gy, gz),
-                             r.coarsen[0] * r.coarsen[1] * r.coarsen[2],
-                             r.speedupPct};
-    if (coarseFaster(other, mine, sms_))
-      return false;
-  }
-  return true;
+  return std::none_of(rivals_.begin(), rivals_.end(), faster);
 }
 
 int64_t VariantLauncher::slices(void *const *args, int64_t gx, int64_t gy,
@@ -475,20 +501,23 @@ void VariantLauncher::grid(int64_t gx, int64_t gy, int64_t gz,
     out[0] = unsigned(gx * gy * gz), out[1] = unsigned(slices), out[2] = 1;
     return;
   }
-  if (spec_.coarsened()) {
+  int64_t split = 1;
+  if (spec_.coarsened() || spec_.splitTiles()) {
     // The variant's own tiles (the kernel derives them from the launch's
     // grid, which it computes itself).
     const int64_t *c = spec_.coarsen;
     gx = (gx + c[0] - 1) / c[0], gy = (gy + c[1] - 1) / c[1];
     gz = (gz + c[2] - 1) / c[2];
+    split = std::max<int64_t>(spec_.split, 1);
   }
   if (!spec_.gridSms) {
-    out[0] = unsigned(gx), out[1] = unsigned(gy), out[2] = unsigned(gz);
+    out[0] = unsigned(gx * split), out[1] = unsigned(gy),
+    out[2] = unsigned(gz);
     return;
   }
-  // The kernel strides over gx*gy*gz tiles by the number of CTAs: any
-  // count is correct; one per SM keeps each SM busy for the whole launch.
-  int64_t tiles = gx * gy * gz;
+  // The kernel strides over its tiles by the number of CTAs: any count is
+  // correct; one per SM keeps each SM busy for the whole launch.
+  int64_t tiles = gx * gy * gz * split;
   int64_t n = sms_ > 0 ? std::min<int64_t>(tiles, sms_) : tiles;
   out[0] = unsigned(std::max<int64_t>(n, 1)), out[1] = 1, out[2] = 1;
 }

@@ -53,6 +53,15 @@
 // accepts a launch when useCoarseTiles prefers its own tile count
 // (coarseTiles) to the launch's, and is launched over its own tiles.
 //
+// Split variants ("split" P with "coarsen", launch tiles of more than 128
+// rows: each launch block is P CTA tiles of 128 rows, grouped by
+// "coarsen" along the column axis) are the program's tile as it runs on
+// sm_90a, so one of them runs every launch: each accepts a launch unless
+// another split variant of the kernel is estimated strictly faster
+// (coarseFaster with blocks per CTA tile cx * cy * cz / P; ties: the first
+// in metadata order), and is launched over its own P * coarseTiles tiles.
+// TILE_GEMM_TILE=user or large: the first split variant.
+//
 // Environment: TILE_DISABLE_VARIANTS=1 always launches entry.kernel;
 // TILE_SPLIT_K (read per launch, so autotuning can change it between
 // runs): unset, empty or "auto": the cost model; "0", "1" or "off": never
@@ -126,9 +135,15 @@ struct VariantSpec {
   /// most maxRows (0: any launch).
   int64_t maxRows = 0;
   std::vector<int32_t> rowParams;
+  /// "split": CTA tiles per launch block (1: not a split variant).
+  int64_t split = 1;
   bool coarsened() const {
     return coarsen[0] * coarsen[1] * coarsen[2] > 1;
   }
+  bool splitTiles() const { return split > 1; }
+  /// The variant's own tiles for a launch of grid (gx, gy, gz): split *
+  /// coarseTiles(coarsen, ...).
+  int64_t variantTiles(int64_t gx, int64_t gy, int64_t gz) const;
 };
 
 /// The variant tiles of a variant with "coarsen" `c` for a launch of grid
@@ -165,6 +180,9 @@ bool useCoarseTiles(int64_t tiles, int64_t coarse, int64_t coarsening,
 /// faster than in its own CTA.
 struct CoarseChoice {
   int64_t coarse = 0, coarsening = 1, speedupPct = kDefaultCoarseSpeedupPct;
+  /// Split variants: CTA tiles per `coarsening` blocks (a CTA tile covers
+  /// coarsening / split blocks).
+  int64_t split = 1;
 };
 /// Whether coarse tiles `a` are estimated to run a launch strictly faster
 /// than `b` on `sms` multiprocessors, by useCoarseTiles' model (the
@@ -240,8 +258,9 @@ public:
 
   /// Whether the variant's selection rules ("max_tiles"; "coarsen":
   /// useCoarseTiles with TILE_GEMM_TILE, and with the cost model no other
-  /// coarse variant of the kernel coarseFaster) take a launch of grid (gx,
-  /// gy, gz) (a split-K variant: see slices()).
+  /// coarse variant of the kernel coarseFaster; "split": no other split
+  /// variant coarseFaster, or with TILE_GEMM_TILE none before it) take a
+  /// launch of grid (gx, gy, gz) (a split-K variant: see slices()).
   bool accepts(int64_t gx, int64_t gy, int64_t gz) const;
   /// A split-K variant's K-slices for this launch (splitKSlices, or
   /// narrowSlices for a narrow one, with K read from the args' memref
@@ -289,8 +308,9 @@ public:
   const VariantSpec &spec() const { return spec_; }
   /// The variant's grid for a launch of grid (gx, gy, gz): the same, for
   /// "grid": "sms" min(#SMs, gx*gy*gz) CTAs along x, for split-K with
-  /// `slices` S: (gx*gy*gz, S, 1). With "coarsen", over the variant's own
-  /// tiles: (ceildiv(gx, cx), ...), or min(#SMs, coarseTiles) for "sms".
+  /// `slices` S: (gx*gy*gz, S, 1). With "coarsen" (and "split"), over the
+  /// variant's own tiles: (ceildiv(gx, cx) * split, ...), or min(#SMs,
+  /// variantTiles) for "sms".
   void grid(int64_t gx, int64_t gy, int64_t gz, unsigned out[3],
             int64_t slices = 1) const;
   CUfunction function() const { return fn_; }
@@ -322,11 +342,14 @@ private:
   EncodeTiledFn encode_ = nullptr;
   VariantSpec spec_;
   int sms_ = 0; // multiprocessors of the device (0: unknown)
-  /// The "coarsen" and "coarse_speedup" of the kernel's other usable
-  /// coarse variants (set by createAll; empty for an uncoarsened one).
+  /// The "coarsen", "coarse_speedup" and "split" of the kernel's other
+  /// usable coarse variants, or of its other split variants for a split
+  /// one (set by createAll; empty for others).
   struct Rival {
     int64_t coarsen[3] = {1, 1, 1};
     int64_t speedupPct = kDefaultCoarseSpeedupPct;
+    int64_t split = 1;
+    bool earlier = false; // before this variant in metadata order
   };
   std::vector<Rival> rivals_;
   struct Workspace {

@@ -265,3 +265,18 @@ func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k
 
 // expected-error @+1 {{a kernel variant's coarse_speedup must be in [100, 10000] and come with coarsen}}
 func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, coarsen = [2, 1, 1], coarse_speedup = 99>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's split must be in [2, 64] and come with coarsen and grid = sms}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, grid = sms, split = 2>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's split must be in [2, 64] and come with coarsen and grid = sms}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, coarsen = [1, 1, 1], split = 2>}
+
+// -----
+
+// expected-error @+1 {{a kernel variant's split must be in [2, 64] and come with coarsen and grid = sms}}
+func.func private @f() attributes {a = #tile.variant<"k", chip = "", kernel = "k", block = [32, 1, 1], shared_bytes = 0, grid = sms, coarsen = [1, 1, 1], split = 65>}

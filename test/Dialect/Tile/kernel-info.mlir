@@ -104,3 +104,9 @@ module attributes {tile.kernel_info = #tile.kernel_info<"empty", target = "cpu",
 // CHECK-SAME: a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_wide", block = [384, 1, 1], shared_bytes = 1024, grid = sms, schedule = "wide", coarsen = [4, 2, 1], coarse_speedup = 316>
 func.func private @coarse_variant() attributes {
   a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_wide", block = [384, 1, 1], shared_bytes = 1024, grid = sms, schedule = "wide", coarsen = [4, 2, 1], coarse_speedup = 316>}
+
+// A split-tile variant: two 128-row CTA tiles per launch block.
+// CHECK-LABEL: func.func private @split_variant
+// CHECK-SAME: a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_split128", block = [384, 1, 1], shared_bytes = 1024, grid = sms, schedule = "split", coarsen = [1, 1, 1], coarse_speedup = 100, split = 2>
+func.func private @split_variant() attributes {
+  a = #tile.variant<"sm90_tma_wgmma", chip = "sm_90a", kernel = "k_sm90_split128", block = [384, 1, 1], shared_bytes = 1024, grid = sms, schedule = "split", coarsen = [1, 1, 1], coarse_speedup = 100, split = 2>}

@@ -407,10 +407,11 @@ FailureOr<CoarseTile> sm90::coarseTile(const GemmMatch &m, int64_t ctaM,
   return failure();
 }
 
-FailureOr<CoarseTile> sm90::splitTile(const GemmMatch &m, std::string &why) {
+FailureOr<CoarseTile> sm90::splitTile(const GemmMatch &m, int64_t ctaN,
+                                      std::string &why) {
   CoarseTile c;
   const int64_t wantCols =
-      m.tileN < 256 && 256 % m.tileN == 0 ? 256 / m.tileN : 1;
+      m.tileN < ctaN && ctaN % m.tileN == 0 ? ctaN / m.tileN : 1;
   findCoarseAxes(m, m.tileM / 128, wantCols, c);
   if (c.rowAxis < 0) {
     why = "no launch grid axis moves only A's tile row (and no batch "

@@ -377,12 +377,12 @@ LogicalResult
 KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           StringAttr kind, StringAttr chip, StringAttr kernel,
                           ArrayRef<int64_t> block, int64_t sharedBytes,
-                          VariantGrid, int64_t maxTiles, StringAttr,
+                          VariantGrid grid, int64_t maxTiles, StringAttr,
                           ArrayRef<TmaDescAttr> tma, ArrayRef<int64_t> splitK,
                           int64_t workspaceBytes, StringAttr packKernel,
                           int64_t packElemBytes, int64_t packOperands,
                           ArrayRef<int64_t> coarsen, int64_t coarseSpeedup,
-                          ArrayRef<int64_t> maxRows) {
+                          ArrayRef<int64_t> maxRows, int64_t split) {
   if (!kind || kind.getValue().empty() || !kernel ||
       kernel.getValue().empty() || !chip)
     return emitError() << "a kernel variant needs a kind, a chip and a "
@@ -433,6 +433,10 @@ KernelVariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!coarsen.empty() && !splitK.empty())
     return emitError() << "a kernel variant cannot be both split_k and "
                           "coarsen";
+  if (split != 1 && (coarsen.empty() || grid != VariantGrid::sms ||
+                     split < 2 || split > 64))
+    return emitError() << "a kernel variant's split must be in [2, 64] and "
+                          "come with coarsen and grid = sms";
   if (!maxRows.empty() &&
       (maxRows.size() < 2 || maxRows[0] < 1 ||
        llvm::any_of(maxRows.drop_front(), [](int64_t p) { return p < 0; })))
@@ -447,7 +451,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
   StringAttr kind, chip, kernel, schedule, packKernel;
   SmallVector<int64_t> block;
   int64_t sharedBytes = 0, maxTiles = 0, workspaceBytes = 0,
-          packElemBytes = 0, packOperands = 1, coarseSpeedup = 0;
+          packElemBytes = 0, packOperands = 1, coarseSpeedup = 0, split = 1;
   VariantGrid grid = VariantGrid::launch;
   SmallVector<TmaDescAttr> tma;
   SmallVector<int64_t> splitK, coarsen, maxRows;
@@ -502,12 +506,15 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
     } else if (key == "max_rows") {
       if (parseIntList(parser, maxRows))
         return {};
+    } else if (key == "split") {
+      if (parser.parseInteger(split))
+        return {};
     } else {
       return parser.emitError(keyLoc, "unknown kernel variant field '")
                  << key
                  << "' (expected grid, max_tiles, schedule, tma, split_k, "
                     "workspace_bytes, pack, pack_elem_bytes, pack_operands, "
-                    "coarsen, coarse_speedup, max_rows)",
+                    "coarsen, coarse_speedup, max_rows, split)",
              Attribute();
     }
   }
@@ -518,7 +525,7 @@ Attribute KernelVariantAttr::parse(AsmParser &parser, Type) {
                     maxTiles, schedule, ArrayRef<TmaDescAttr>(tma),
                     ArrayRef<int64_t>(splitK), workspaceBytes, packKernel,
                     packElemBytes, packOperands, ArrayRef<int64_t>(coarsen),
-                    coarseSpeedup, ArrayRef<int64_t>(maxRows));
+                    coarseSpeedup, ArrayRef<int64_t>(maxRows), split);
 }
 
 void KernelVariantAttr::print(AsmPrinter &printer) const {
@@ -553,6 +560,8 @@ void KernelVariantAttr::print(AsmPrinter &printer) const {
   }
   if (getCoarseSpeedup() != 0)
     printer << ", coarse_speedup = " << getCoarseSpeedup();
+  if (getSplit() != 1)
+    printer << ", split = " << getSplit();
   if (!getMaxRows().empty()) {
     printer << ", max_rows = ";
     printIntList(printer, getMaxRows());

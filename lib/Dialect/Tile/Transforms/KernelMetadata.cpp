@@ -191,6 +191,8 @@ static json::Value toJSON(KernelVariantAttr v) {
     o["coarsen"] = json::Array(c);
   if (int64_t speedup = v.getCoarseSpeedup())
     o["coarse_speedup"] = speedup;
+  if (v.getSplit() != 1)
+    o["split"] = v.getSplit();
   if (ArrayRef<int64_t> r = v.getMaxRows(); !r.empty())
     o["max_rows"] = json::Object{{"rows", r[0]},
                                  {"params", json::Array(r.drop_front())}};

@@ -120,11 +120,13 @@ FailureOr<CoarseTile> coarseTile(const GemmMatch &m, int64_t ctaM,
 /// The CTA tiles of a launch tile of more than 128 rows (TM a multiple of
 /// 128; the consumer warpgroups' accumulators cover 128 rows): parts = TM /
 /// 128 parts of 128 rows along rowAxis (the first grid axis moving only
-/// A's tile row, as coarseTile), each also grouping cols = 256 / TN blocks
-/// along colAxis where TN divides 256 and such an axis exists (else 1): CTA
-/// tiles of 128 x (cols * TN). Failure with the reason in `why` when no
-/// axis moves only A's tile row.
-FailureOr<CoarseTile> splitTile(const GemmMatch &m, std::string &why);
+/// A's tile row, as coarseTile), each also grouping cols = ctaN / TN blocks
+/// along colAxis where TN divides ctaN and such an axis exists (else 1):
+/// CTA tiles of 128 x (cols * TN). The variants ask for ctaN = 256 and, for
+/// TN dividing 128, also 128 (twice the CTAs for small grids). Failure with
+/// the reason in `why` when no axis moves only A's tile row.
+FailureOr<CoarseTile> splitTile(const GemmMatch &m, int64_t ctaN,
+                                std::string &why);
 
 /// The tile-shape cost model's estimate (metadata "coarse_speedup", the
 /// runtime's useCoarseTiles) of how much faster, in percent, a launch block

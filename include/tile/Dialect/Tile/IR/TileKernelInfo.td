@@ -217,6 +217,12 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
     (with `coarsen` only, P in [100, 10000]): the compiler's estimate, in
     percent, of how much faster a launch block runs inside a coarse tile
     than as a tile of its own, which that cost model weighs (absent: 125).
+    `split = P` (with `coarsen` only, P in [2, 64]): each launch block is P
+    CTA tiles of the variant (launch tiles of more than 128 rows in 128-row
+    parts): the variant's tiles are P times those `coarsen` gives, the
+    runtime launches min(#SMs, tiles) CTAs of a persistent one, and the
+    cost model compares it with the kernel's other split variants (blocks
+    per CTA tile: cx * cy * cz / P).
     `max_rows = [R, p, ...]`:
     used only for launches in which dim 0 of every listed tensor param `p`
     is at most R (the narrow kernel of skinny GEMMs, which computes only
@@ -243,7 +249,8 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
                         DefaultValuedParameter<"int64_t", "1">:$packOperands,
                         OptionalArrayRefParameter<"int64_t">:$coarsen,
                         DefaultValuedParameter<"int64_t", "0">:$coarseSpeedup,
-                        OptionalArrayRefParameter<"int64_t">:$maxRows);
+                        OptionalArrayRefParameter<"int64_t">:$maxRows,
+                        DefaultValuedParameter<"int64_t", "1">:$split);
   let builders = [
     // A variant without a pack kernel or coarsening.
     AttrBuilder<(ins "::mlir::StringAttr":$kind, "::mlir::StringAttr":$chip,
@@ -257,7 +264,7 @@ def Tile_KernelVariantAttr : Tile_Attr<"KernelVariant", "variant"> {
       return $_get($_ctxt, kind, chip, kernel, block, sharedBytes, grid,
                    maxTiles, schedule, tma, splitK, workspaceBytes,
                    ::mlir::StringAttr(), 0, 1, ::llvm::ArrayRef<int64_t>(),
-                   0, ::llvm::ArrayRef<int64_t>());
+                   0, ::llvm::ArrayRef<int64_t>(), 1);
     }]>
   ];
   let hasCustomAssemblyFormat = 1;

@@ -266,6 +266,10 @@ def Tile_PipelinedOp : Tile_Op<"pipelined", [
     unrolled N times). `stage` and `order` optionally give, per op of the body
     (terminator excluded), its pipeline stage in [0, stages) and its issue
     order (a permutation). The result is always that of the serial loop.
+    On sm_90a the warp-specialized variants run a `stages(1)` loop without
+    `stage`/`order` with two stages (the producer warpgroup loads one
+    iteration ahead) where the second stage fits in shared memory; a remark
+    says so (docs/pipelines.md, "stages(1) loops").
 
     ```mlir
     tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
