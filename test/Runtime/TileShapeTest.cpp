@@ -28,6 +28,17 @@ json variant(const char *kernel) {
           {"tma", {tma(0), tma(1)}}};
 }
 
+/// A variant whose tiles cover `cx` blocks along x ("coarsen"), with
+/// "coarse_speedup" `speedup` and, when `split` > 1, "split".
+json coarseVariant(const char *kernel, int cx, int speedup, int split = 1) {
+  json v = variant(kernel);
+  v["coarsen"] = {cx, 1, 1};
+  v["coarse_speedup"] = speedup;
+  if (split > 1)
+    v["split"] = split;
+  return v;
+}
+
 /// The add fixture (ceil(N / 64) blocks along x) with a split-K variant
 /// (at most 66 tiles, K = N in units of 16), a wide one (two blocks per
 /// tile along x) and a persistent one, in the compiler's order.
@@ -55,6 +66,15 @@ void launchAdd(tile_kernel_t k, int64_t n) {
                       tile_arg_tensor(c.dl())};
   ASSERT_EQ(tile_kernel_launch(k, args, 3, nullptr, nullptr), TILE_STATUS_OK)
       << tile_last_error();
+}
+
+/// Launches the add kernel `k` over `blocks` blocks and checks that the
+/// mock ran `kernel` on `grid` CTAs.
+void expectRun(MockState *mock, tile_kernel_t k, int64_t blocks,
+               const char *kernel, unsigned grid) {
+  launchAdd(k, 64 * blocks);
+  EXPECT_STREQ(mock->last_function, kernel) << blocks;
+  EXPECT_EQ(mock->grid[0], grid) << blocks;
 }
 
 struct EnvGuard {
@@ -277,33 +297,21 @@ TEST(TileShapeMock, FastestCoarseVariant) {
   ::unsetenv("TILE_SPLIT_K");
   EnvGuard env(nullptr);
   json m = cudaAddMeta();
-  json wide = variant("add_kernel_sm90_wide");
-  wide["coarsen"] = {8, 1, 1};
-  wide["coarse_speedup"] = 271;
-  json mid = variant("add_kernel_sm90_wide128");
-  mid["coarsen"] = {4, 1, 1};
-  mid["coarse_speedup"] = 217;
-  m["variants"] = {wide, mid, variant("add_kernel_sm90")};
+  m["variants"] = {coarseVariant("add_kernel_sm90_wide", 8, 271),
+                  coarseVariant("add_kernel_sm90_wide128", 4, 217),
+                  variant("add_kernel_sm90")};
   KernelGuard k(load(cudaBundle(m), "ffi"));
   ASSERT_TRUE(k.k);
-  auto launch = [&](int64_t blocks) { launchAdd(k.k, 64 * blocks); };
   // 256 blocks (1000^3 in 64x64 blocks): 64 tiles of 4 blocks.
-  launch(256);
-  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide128");
-  EXPECT_EQ(mock->grid[0], 64u);
+  expectRun(mock, k.k, 256, "add_kernel_sm90_wide128", 64);
   // 4096 blocks: 512 tiles of 8, one CTA per SM.
-  launch(4096);
-  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
-  EXPECT_EQ(mock->grid[0], 132u);
+  expectRun(mock, k.k, 4096, "add_kernel_sm90_wide", 132);
   // 100 blocks: one wave of launch tiles.
-  launch(100);
-  EXPECT_STREQ(mock->last_function, "add_kernel_sm90");
+  expectRun(mock, k.k, 100, "add_kernel_sm90", 100);
   {
     // "large": the first coarse variant wherever it runs.
     EnvGuard large("large");
-    launch(256);
-    EXPECT_STREQ(mock->last_function, "add_kernel_sm90_wide");
-    EXPECT_EQ(mock->grid[0], 32u);
+    expectRun(mock, k.k, 256, "add_kernel_sm90_wide", 32);
   }
   EXPECT_EQ(mock->pushes, mock->pops);
 }
@@ -317,36 +325,20 @@ TEST(TileShapeMock, SplitVariants) {
   ::unsetenv("TILE_SPLIT_K");
   EnvGuard env(nullptr);
   json m = cudaAddMeta();
-  json split = variant("add_kernel_sm90_split");
-  split["coarsen"] = {2, 1, 1};
-  split["coarse_speedup"] = 125;
-  split["split"] = 2;
-  json split128 = variant("add_kernel_sm90_split128");
-  split128["coarsen"] = {1, 1, 1};
-  split128["coarse_speedup"] = 100;
-  split128["split"] = 2;
-  m["variants"] = {split, split128};
+  m["variants"] = {coarseVariant("add_kernel_sm90_split", 2, 125, 2),
+                  coarseVariant("add_kernel_sm90_split128", 1, 100, 2)};
   KernelGuard k(load(cudaBundle(m), "ffi"));
   ASSERT_TRUE(k.k);
-  auto launch = [&](int64_t blocks) { launchAdd(k.k, 64 * blocks); };
   // 32 blocks: 64 CTA tiles of 128x128 (one wave) beat 32 of 128x256.
-  launch(32);
-  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_split128");
-  EXPECT_EQ(mock->grid[0], 64u);
+  expectRun(mock, k.k, 32, "add_kernel_sm90_split128", 64);
   // 512 blocks: 512 tiles of 128x256, one CTA per SM.
-  launch(512);
-  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_split");
-  EXPECT_EQ(mock->grid[0], 132u);
+  expectRun(mock, k.k, 512, "add_kernel_sm90_split", 132);
   // 3 blocks: 4 against 6 CTA tiles, one wave: 128x128.
-  launch(3);
-  EXPECT_STREQ(mock->last_function, "add_kernel_sm90_split128");
-  EXPECT_EQ(mock->grid[0], 6u);
+  expectRun(mock, k.k, 3, "add_kernel_sm90_split128", 6);
   for (const char *shape : {"user", "large"}) {
     // The first split variant for every launch.
     EnvGuard forced(shape);
-    launch(32);
-    EXPECT_STREQ(mock->last_function, "add_kernel_sm90_split");
-    EXPECT_EQ(mock->grid[0], 32u);
+    expectRun(mock, k.k, 32, "add_kernel_sm90_split", 32);
   }
   EXPECT_EQ(mock->pushes, mock->pops);
 }
