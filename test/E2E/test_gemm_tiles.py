@@ -151,13 +151,15 @@ def test_user_tiles_64x64_variants_mid(compile_kernel, tmp_path, backend,
 @pytest.mark.parametrize("tm,tn", [(256, 128), (256, 64)])
 @pytest.mark.parametrize("tile", [None, "user"])
 @pytest.mark.parametrize("m,n,k", [(1, 72, 40), (40, 1032, 1000),
-                                   (200, 136, 72), (1025, 1032, 200),
-                                   (300, 2056, 1000)])
+                                   (100, 1032, 1000), (200, 136, 72),
+                                   (1025, 1032, 200), (300, 2056, 1000)])
 def test_user_tiles_split(compile_kernel, tmp_path, backend, tm, tn, tile, m,
                           n, k, monkeypatch):
-    # sm_90a: M = 1 and 40 run the narrow kernels (16 and 64 rows), the
-    # others the split variant of least estimated time (here the 128x128 CTA
-    # tiles); TILE_GEMM_TILE=user the first split variant (128x256).
+    # sm_90a: M = 1 and 40 run the narrow kernels (16 and 64 rows), M = 100
+    # the first part's split-K kernel, the others the split variant of least
+    # estimated time (here the 128x128 CTA tiles); TILE_GEMM_TILE=user the
+    # first split variant (128x256), or the K slices' model alone for M =
+    # 100 (split-K kernels are not coarse variants).
     if tile:
         monkeypatch.setenv("TILE_GEMM_TILE", tile)
     bundle = compile_kernel(user_tile_source(tm, tn))

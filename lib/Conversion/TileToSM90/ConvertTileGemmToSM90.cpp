@@ -86,7 +86,8 @@ struct ConvertTileGemmToSM90Pass
       // (every other launch; the pack kernel for operands TMA cannot
       // describe, else entry.kernel).
       if (m->tileM > 128) {
-        if (failed(addNarrowVariant(kernel, tagged, *m, variants)))
+        if (failed(addNarrowVariant(kernel, tagged, *m, variants)) ||
+            failed(addFirstPartSplitK(kernel, *m, variants)))
           return signalPassFailure();
         if (failed(addSplitTileVariant(kernel, tagged, *m, *ws, variants)))
           return signalPassFailure();
@@ -259,6 +260,29 @@ struct ConvertTileGemmToSM90Pass
           coarseSpeedupPct(m.tileM, m.tileN, cta.tileM, cta.tileN);
       variants.push_back(std::move(*built));
     }
+    return success();
+  }
+
+  /// Builds NAME_kernel_sm90_sk128 into `variants` for a launch tile of
+  /// more than 128 rows where narrowRowsApply(m, 128) holds: the split-K
+  /// kernel of its first 128-row part, for launches whose A and C have at
+  /// most 128 rows ("max_rows" 128; split-K's grid and workspace, the
+  /// runtime's narrow slice model). Every row such a launch stores is in
+  /// the first part of its tile, so the others, which the split variants
+  /// would run over TMA's zero fill, are not computed, and the K range is
+  /// split over otherwise idle SMs.
+  LogicalResult addFirstPartSplitK(func::FuncOp kernel, const GemmMatch &m,
+                                   SmallVectorImpl<BuiltVariant> &variants) {
+    std::string why;
+    if (failed(narrowRowsApply(m, 128, why)))
+      return success(); // the narrow variants' remark says why
+    GemmMatch part = m;
+    part.tileM = 128;
+    auto built = build(kernel, part, splitKPlan(part), "_sk128");
+    if (failed(built))
+      return failure();
+    built->maxRows = 128;
+    variants.push_back(std::move(*built));
     return success();
   }
 

@@ -6,13 +6,16 @@
 // NAME_kernel_sm90_split, launched for every launch.
 
 // 256x128 launch tiles: the narrow kernels (16 and 64 rows) for GEMV-like
-// launches, then 2 parts along y (which moves A's row) and 2 block columns
+// launches, split-K over the first 128-row part for launches of at most 128
+// rows, then 2 parts along y (which moves A's row) and 2 block columns
 // along x: 128x256 CTA tiles, and 128x128 ones (one part each, twice the
 // CTAs for small grids); the runtime counts their tiles (coarsen, split)
 // and takes the faster. No other Hopper variant but the pack kernel.
 // REMARK: remark: sm90: the 256-row launch tile runs as 2 CTA tiles of 128 rows
 // CHECK: kernel = "g256_kernel_sm90_nr16"
 // CHECK-SAME: kernel = "g256_kernel_sm90_nr64"
+// CHECK-SAME: kernel = "g256_kernel_sm90_sk128", block = [384, 1, 1], shared_bytes = {{[0-9]+}}, schedule = "splitk", tma = [<param = 0, type = f16, box = [64, 128]
+// CHECK-SAME: split_k = [0, 1, 64, 65536], workspace_bytes = 16384, pack = "g256_pack2_b2", pack_elem_bytes = 2, pack_operands = 2, max_rows = [128, 0, 2]>
 // CHECK-SAME: kernel = "g256_kernel_sm90_split", block = [384, 1, 1], shared_bytes = {{[0-9]+}}, grid = sms, schedule = "split", tma = [<param = 0, type = f16, box = [64, 128]
 // CHECK-SAME: pack = "g256_pack2_b2", pack_elem_bytes = 2, pack_operands = 2, coarsen = [2, 1, 1], coarse_speedup = 125, split = 2>
 // CHECK-SAME: kernel = "g256_kernel_sm90_split128", block = [384, 1, 1], shared_bytes = {{[0-9]+}}, grid = sms, schedule = "split", tma = [<param = 0, type = f16, box = [64, 128]
