@@ -391,8 +391,9 @@ LogicalResult KernelLowering::createBuffers() {
                                   workgroupSpace(ctx));
   smem = gpu::DynamicSharedMemoryOp::create(b, loc, smemType);
   // wgmma operands: the 128-byte swizzle is on address bits, so they start
-  // on 1024-byte boundaries; the dynamic shared memory base is rounded up
-  // to one (1 KiB of slack) and the buffers' offsets aligned.
+  // on 1024-byte boundaries: the buffers' offsets are aligned, and so is
+  // the dynamic shared memory base (checked below, or rounded up with 1
+  // KiB of slack when the kernel has static shared memory).
   // TMA targets: swizzled ones likewise (the swizzle's period divides
   // 1024), unswizzled ones on 128 (TMA's destination alignment).
   for (auto &[gemm, plan] : wgmmaPlans) {
@@ -412,16 +413,31 @@ LogicalResult KernelLowering::createBuffers() {
   if (!alignedOperands.empty() || tmaTargets) {
     Value raw = smem;
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
-    Value pad = arith::RemUIOp::create(
-        b, loc,
-        arith::SubIOp::create(b, loc, cst(1024),
-                              arith::RemUIOp::create(b, loc, base, cst(1024))),
-        cst(1024));
-    // (The view's size is nominal: nothing checks bounds.)
-    smem = memref::ViewOp::create(
-        b, loc, smemType, raw, pad,
-        ValueRange{cst(getSharedMemoryLimit(chip).perBlock)});
-    sharedSlack = 1024;
+    Value offset = arith::RemUIOp::create(b, loc, base, cst(1024));
+    if (func.getNumWorkgroupAttributions() == 0) {
+      // No static shared memory (the mbarriers are dynamic too,
+      // barrierStorage): the dynamic base is the start of the block's
+      // shared window, which is 1024-byte aligned, as CUTLASS's and
+      // Triton's Hopper kernels also assume. Checked, not trusted: a
+      // misaligned base would make every swizzled access wrong, so the
+      // kernel traps (a launch error) instead.
+      Value misaligned = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne, offset, cst(0));
+      scf::IfOp check = scf::IfOp::create(b, loc, misaligned);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(check.thenBlock());
+      LLVM::Trap::create(b, loc);
+    } else {
+      // Static shared memory before the dynamic base: round the base up
+      // (1 KiB of slack). (The view's size is nominal: nothing checks
+      // bounds.)
+      Value pad = arith::RemUIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, cst(1024), offset), cst(1024));
+      smem = memref::ViewOp::create(
+          b, loc, smemType, raw, pad,
+          ValueRange{cst(getSharedMemoryLimit(chip).perBlock)});
+      sharedSlack = 1024;
+    }
   }
 
   SmallVector<AllocOp> allocs;
@@ -693,7 +709,7 @@ FailureOr<int64_t> KernelLowering::run() {
   if (requestWarpSpecialization) {
     splitRoles(firstBodyOp);
     lowerHeadCopies();
-    // The mbarriers are static shared memory next to the dynamic buffers.
+    // The mbarriers follow the buffers and the scratch area.
     sharedSlack += specialized->barrierBytes;
   }
   // Before any lowering: a loop asking for more stages than fit fails fast.
@@ -845,8 +861,17 @@ FailureOr<int64_t> KernelLowering::run() {
     v.getByteShiftMutable().assign(off);
     v->removeAttr("tile.scratch");
   }
-  int64_t total =
-      (scratchBytes ? scratchBase + scratchBytes : sharedBytes) + sharedSlack;
+  int64_t end = llvm::alignTo(
+      scratchBytes ? scratchBase + scratchBytes : sharedBytes, 8);
+  func.walk([&](memref::ViewOp v) {
+    if (!v->hasAttr(kBarrierViewAttr))
+      return;
+    b.setInsertionPoint(v);
+    auto c = getConstantIntValue(v.getByteShift());
+    v.getByteShiftMutable().assign(cst(end + c.value_or(0)));
+    v->removeAttr(kBarrierViewAttr);
+  });
+  int64_t total = end + sharedSlack;
   if (failed(checkSharedMemory(total, total - sharedBytes)))
     return failure();
   removeRedundantBarriers(func);

@@ -197,7 +197,7 @@ struct WarpSpecializedKernel {
   llvm::DenseSet<Operation *> producerCopies; // lowered by the producer
   /// One full/empty mbarrier group per (loop, producer copy): stages each.
   llvm::DenseMap<Operation *, std::pair<Value, Value>> barriers;
-  int64_t barrierBytes = 0; // static shared memory of the mbarriers
+  int64_t barrierBytes = 0; // the mbarriers and slots (barrierStorage)
   /// The TMA form's head copies (collectHeadCopies): global -> shared
   /// copies before the first pipelined loop into buffers nothing else
   /// writes, which the producer also issues (one stage each), in order.
@@ -439,6 +439,13 @@ private:
   /// parameters appended to the function; false with `whyNot` set.
   bool planTmaProducer(std::string &whyNot);
   void splitRoles(Operation *firstBodyOp);
+  /// A view of `type` in the barrier area at the end of the dynamic shared
+  /// memory (WarpSpecialize.cpp); `createMBarriers`: `count` mbarriers
+  /// there, as an nvgpu mbarrier group.
+  Value barrierStorage(MemRefType type);
+  Value createMBarriers(int64_t count);
+  /// Marks barrierStorage's views until their offsets are final.
+  static constexpr llvm::StringLiteral kBarrierViewAttr = "tile.barriers";
   /// The copies the TMA producer may take from the consumers (see
   /// WarpSpecializedKernel::headCopies), in program order.
   SmallVector<Operation *> collectHeadCopies();

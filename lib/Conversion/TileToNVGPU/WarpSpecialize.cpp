@@ -182,6 +182,35 @@ bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
   return true;
 }
 
+/// The mbarriers (and the persistent form's tile slots) live in dynamic
+/// shared memory after the buffers and the scratch area (placeBarriers
+/// gives the views their final offsets), not in static shared memory:
+/// then a kernel has no static shared memory, its dynamic base is the
+/// block's shared window (1024-byte aligned), and the buffers need no
+/// alignment slack (createBuffers).
+Value KernelLowering::barrierStorage(MemRefType type) {
+  WS &ws = *specialized;
+  int64_t bytes = numElements(type.getShape()) *
+                  (type.getElementType().getIntOrFloatBitWidth() / 8);
+  auto view = memref::ViewOp::create(b, loc, type, smem, cst(ws.barrierBytes),
+                                     ValueRange{});
+  view->setAttr(kBarrierViewAttr, b.getUnitAttr());
+  ws.barrierBytes += llvm::alignTo(bytes, 8);
+  return view;
+}
+
+Value KernelLowering::createMBarriers(int64_t count) {
+  MLIRContext *ctx = b.getContext();
+  auto type =
+      ::mlir::nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), count);
+  Value words = barrierStorage(MemRefType::get(
+      {count}, b.getI64Type(), MemRefLayoutAttrInterface(),
+      workgroupSpace(ctx)));
+  // NVGPUToNVVM converts a group to its memref's descriptor: the cast
+  // folds away (reconcile-unrealized-casts).
+  return UnrealizedConversionCastOp::create(b, loc, type, words).getResult(0);
+}
+
 void KernelLowering::splitRoles(Operation *firstBodyOp) {
   WS &ws = *specialized;
   ws.consumers = threads;
@@ -195,11 +224,9 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cst(0));
   for (auto &[op, plan] : pipelines) {
     int64_t stages = plan.distance + 1;
-    auto type =
-        ::mlir::nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), stages);
     for (Operation *p : plan.producers) {
-      Value full = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
-      Value empty = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+      Value full = createMBarriers(stages);
+      Value empty = createMBarriers(stages);
       for (int64_t s = 0; s < stages; ++s) {
         ::mlir::nvgpu::MBarrierInitOp::create(
             b, loc, full, cst(ws.tma ? 1 : 2 * WS::kProducerThreads), cst(s),
@@ -208,16 +235,13 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
                                               cst(s), first);
       }
       ws.barriers[p] = {full, empty};
-      ws.barrierBytes += 2 * 8 * stages;
     }
   }
   // The head copies: one stage each (two with doubleHeads).
   for (Operation *h : ws.headCopies) {
     int64_t stages = ws.headStages();
-    auto type = ::mlir::nvgpu::MBarrierGroupType::get(
-        ctx, workgroupSpace(ctx), stages);
-    Value full = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
-    Value empty = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+    Value full = createMBarriers(stages);
+    Value empty = createMBarriers(stages);
     for (int64_t s = 0; s < stages; ++s) {
       ::mlir::nvgpu::MBarrierInitOp::create(b, loc, full, cst(1), cst(s),
                                             first);
@@ -225,26 +249,20 @@ void KernelLowering::splitRoles(Operation *firstBodyOp) {
                                             cst(s), first);
     }
     ws.barriers[h] = {full, empty};
-    ws.barrierBytes += 2 * 8 * stages;
   }
   // The persistent form's tile scheduler (PersistentTiles.cpp): two
   // slots for the next block's index, the producer thread filling them.
   if (ws.persistent) {
-    auto type =
-        ::mlir::nvgpu::MBarrierGroupType::get(ctx, workgroupSpace(ctx), 2);
-    ws.tileFull = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
-    ws.tileEmpty = ::mlir::nvgpu::MBarrierCreateOp::create(b, loc, type);
+    ws.tileFull = createMBarriers(2);
+    ws.tileEmpty = createMBarriers(2);
     for (int64_t s = 0; s < 2; ++s) {
       ::mlir::nvgpu::MBarrierInitOp::create(b, loc, ws.tileFull, cst(1),
                                             cst(s), first);
       ::mlir::nvgpu::MBarrierInitOp::create(b, loc, ws.tileEmpty,
                                             cst(threads), cst(s), first);
     }
-    ws.tileSlots = func.addWorkgroupAttribution(
-        MemRefType::get({2}, b.getI32Type(), AffineMap(),
-                        workgroupSpace(ctx)),
-        loc);
-    ws.barrierBytes += 4 * 8 + 2 * 4;
+    ws.tileSlots = barrierStorage(MemRefType::get(
+        {2}, b.getI32Type(), MemRefLayoutAttrInterface(), workgroupSpace(ctx)));
   }
   // TMA completes the full barriers through the async proxy: the
   // initialization is made visible to it first (a kernel with wgmma also

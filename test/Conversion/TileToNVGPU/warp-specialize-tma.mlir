@@ -13,7 +13,7 @@
 // CHECK-LABEL: gpu.func @bmm_kernel_ws_tma(
 // CHECK-SAME: %[[MAPA:[a-z0-9]+]]: !llvm.ptr, %[[MAPB:[a-z0-9]+]]: !llvm.ptr)
 // CHECK-NOT: minctasm
-// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[FULL:.*]] = builtin.unrealized_conversion_cast {{.*}} to !nvgpu.mbarrier.group
 // CHECK: nvgpu.mbarrier.init %[[FULL]][%c0], %c1
 // CHECK: %[[PTID:.*]] = arith.subi %thread_id_x, %c128
 // CHECK-NEXT: %[[ISSUER:.*]] = arith.cmpi eq, %[[PTID]], %c0
@@ -257,9 +257,10 @@ func.func @rowsum(%X: memref<?x?xf32>, %Y: memref<?xf32> {tile.output})
 
 // -----
 
-// The TMA form's stages (aligned for TMA) and the dynamic shared memory's
-// rounding take more than the chip has: only that variant is declined, with
-// a remark, and the cp.async one is built.
+// The TMA form's stages (a 128-byte swizzled TMA target starts on a
+// 1024-byte boundary, 896 bytes after %small; the cp.async form puts it
+// right after %small) take more than the chip has: only that variant is
+// declined, with a remark, and the cp.async one is built.
 // CHECK-LABEL: gpu.func @big_kernel(
 // CHECK-NOT: _kernel_ws_tma
 // CHECK: gpu.func @big_kernel_ws(
@@ -267,23 +268,26 @@ func.func @big(%X: memref<?x?xf32>, %Y: memref<?xf32> {tile.output})
     attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c56 = arith.constant 56 : index
+  %c32 = arith.constant 32 : index
   %N = memref.dim %X, %c1 : memref<?x?xf32>
-  %nk = arith.ceildivui %N, %c56 : index
-  // expected-remark @below {{no TMA-producer variant: it needs 232480 bytes of shared memory (stages aligned for TMA), more than the 232432 sm_90a allows}}
+  %nk = arith.ceildivui %N, %c32 : index
+  // expected-remark @below {{no TMA-producer variant: it needs 232992 bytes of shared memory (stages aligned for TMA), more than the 232432 sm_90a allows}}
   tile.launch blocks(%bx) in (%c1) threads(128) {
-    %Xs = tile.alloc : memref<16x56xf32, #tile.scope<shared>>
-    %Xf = tile.alloc : memref<16x56xf32, #tile.scope<fragment>>
-    %big = tile.alloc : memref<56000xf32, #tile.scope<shared>>
+    %small = tile.alloc : memref<32xf32, #tile.scope<shared>>
+    %Xs = tile.alloc {layout = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<16x32xf32, #tile.scope<shared>>
+    %Xf = tile.alloc : memref<16x32xf32, #tile.scope<fragment>>
+    %big = tile.alloc : memref<56960xf32, #tile.scope<shared>>
     %part = tile.alloc : memref<16xf32, #tile.scope<fragment>>
-    tile.clear %big : memref<56000xf32, #tile.scope<shared>>
+    tile.clear %big : memref<56960xf32, #tile.scope<shared>>
+    tile.clear %small : memref<32xf32, #tile.scope<shared>>
     tile.pipelined %k = %c0 to %nk step %c1 stages(2) {
-      %k0 = arith.muli %k, %c56 : index
-      tile.copy %X[%c0, %k0] to %Xs : memref<?x?xf32> to memref<16x56xf32, #tile.scope<shared>>
-      tile.copy %Xs to %Xf : memref<16x56xf32, #tile.scope<shared>> to memref<16x56xf32, #tile.scope<fragment>>
-      tile.reduce sum %Xf into %part {dim = 1 : i64, clear} : memref<16x56xf32, #tile.scope<fragment>> into memref<16xf32, #tile.scope<fragment>>
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %X[%c0, %k0] to %Xs : memref<?x?xf32> to memref<16x32xf32, #tile.scope<shared>>
+      tile.copy %Xs to %Xf : memref<16x32xf32, #tile.scope<shared>> to memref<16x32xf32, #tile.scope<fragment>>
+      tile.reduce sum %Xf into %part {dim = 1 : i64, clear} : memref<16x32xf32, #tile.scope<fragment>> into memref<16xf32, #tile.scope<fragment>>
     }
-    tile.copy %big to %Y[%c0] : memref<56000xf32, #tile.scope<shared>> to memref<?xf32>
+    tile.copy %big to %Y[%c0] : memref<56960xf32, #tile.scope<shared>> to memref<?xf32>
+    tile.copy %small to %Y[%c0] : memref<32xf32, #tile.scope<shared>> to memref<?xf32>
   }
   return
 }

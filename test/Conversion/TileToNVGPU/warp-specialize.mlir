@@ -7,14 +7,18 @@
 // with one producer warpgroup (threads 128..255) is recorded as a variant
 // of 256 threads. Per copy and stage a full barrier (2 x 128 arrivals: the
 // producer threads' cp.async completion and their release) and an empty
-// barrier (the 128 consumers).
-// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm3_kernel_ws", block = [256, 1, 1]{{.*}}schedule = "warp_specialized">]
+// barrier (the 128 consumers). The barriers are dynamic shared memory
+// after the buffers (48 KiB): 4 groups of 3 mbarriers, 96 bytes.
+// CHECK: variants = [<"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm3_kernel_ws", block = [256, 1, 1], shared_bytes = 49248, schedule = "warp_specialized">]
 // CHECK-LABEL: gpu.func @gemm3_kernel(
 // CHECK-NOT: mbarrier
 // CHECK-LABEL: gpu.func @gemm3_kernel_ws(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 3>
-// CHECK: %[[EMPTY:.*]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 3>
+// CHECK-NOT: workgroup(
+// CHECK: %[[FULLW:.*]] = memref.view %{{.*}}[%c49152][] : {{.*}} to memref<3xi64, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[FULL:.*]] = builtin.unrealized_conversion_cast %[[FULLW]] : {{.*}} to !nvgpu.mbarrier.group<{{.*}}num_barriers = 3>
+// CHECK-NEXT: %[[EMPTYW:.*]] = memref.view %{{.*}}[%c49176][]
+// CHECK-NEXT: %[[EMPTY:.*]] = builtin.unrealized_conversion_cast %[[EMPTYW]]
 // CHECK: nvgpu.mbarrier.init %[[FULL]][%c0], %c256
 // CHECK: nvgpu.mbarrier.init %[[EMPTY]][%c0], %c128
 // CHECK: gpu.barrier
@@ -206,7 +210,7 @@ func.func @raw(%X: memref<?x?xf32>, %T: memref<?x?xf32> {tile.output}, %Y: memre
 // CHECK-LABEL: gpu.func @one_stage_kernel(
 // CHECK-NOT: mbarrier
 // CHECK-LABEL: gpu.func @one_stage_kernel_ws(
-// CHECK: nvgpu.mbarrier.create -> <{{.*}}num_barriers = 2>
+// CHECK: builtin.unrealized_conversion_cast {{.*}} to !nvgpu.mbarrier.group<{{.*}}num_barriers = 2>
 func.func @one_stage(%A: memref<?x?xf32>, %C: memref<?x?xf32> {tile.output})
     attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
