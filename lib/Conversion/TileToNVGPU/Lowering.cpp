@@ -392,8 +392,7 @@ LogicalResult KernelLowering::createBuffers() {
   smem = gpu::DynamicSharedMemoryOp::create(b, loc, smemType);
   // wgmma operands: the 128-byte swizzle is on address bits, so they start
   // on 1024-byte boundaries: the buffers' offsets are aligned, and so is
-  // the dynamic shared memory base (checked below, or rounded up with 1
-  // KiB of slack when the kernel has static shared memory).
+  // the dynamic shared memory base (checked below).
   // TMA targets: swizzled ones likewise (the swizzle's period divides
   // 1024), unswizzled ones on 128 (TMA's destination alignment).
   for (auto &[gemm, plan] : wgmmaPlans) {
@@ -411,33 +410,22 @@ LogicalResult KernelLowering::createBuffers() {
         alignedOperands.insert(cast<CopyOp>(copy).getTarget());
     }
   if (!alignedOperands.empty() || tmaTargets) {
-    Value raw = smem;
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
-    Value offset = arith::RemUIOp::create(b, loc, base, cst(1024));
-    if (func.getNumWorkgroupAttributions() == 0) {
-      // No static shared memory (the mbarriers are dynamic too,
-      // barrierStorage): the dynamic base is the start of the block's
-      // shared window, which is 1024-byte aligned, as CUTLASS's and
-      // Triton's Hopper kernels also assume. Checked, not trusted: a
-      // misaligned base would make every swizzled access wrong, so the
-      // kernel traps (a launch error) instead.
-      Value misaligned = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne, offset, cst(0));
-      scf::IfOp check = scf::IfOp::create(b, loc, misaligned);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(check.thenBlock());
-      LLVM::Trap::create(b, loc);
-    } else {
-      // Static shared memory before the dynamic base: round the base up
-      // (1 KiB of slack). (The view's size is nominal: nothing checks
-      // bounds.)
-      Value pad = arith::RemUIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, cst(1024), offset), cst(1024));
-      smem = memref::ViewOp::create(
-          b, loc, smemType, raw, pad,
-          ValueRange{cst(getSharedMemoryLimit(chip).perBlock)});
-      sharedSlack = 1024;
-    }
+    // The kernel has no static shared memory (the mbarriers are dynamic
+    // too, barrierStorage), so its dynamic base is the start of the
+    // block's shared window, which is 1024-byte aligned, as CUTLASS's and
+    // Triton's Hopper kernels also assume. Checked, not trusted: a
+    // misaligned base would misplace every swizzled access, so the kernel
+    // traps (a launch error) instead.
+    assert(func.getNumWorkgroupAttributions() == 0 &&
+           "no static shared memory in front of the dynamic base");
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+    Value misaligned = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::RemUIOp::create(b, loc, base, cst(1024)), cst(0));
+    scf::IfOp check = scf::IfOp::create(b, loc, misaligned);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(check.thenBlock());
+    LLVM::Trap::create(b, loc);
   }
 
   SmallVector<AllocOp> allocs;

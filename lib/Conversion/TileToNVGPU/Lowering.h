@@ -384,7 +384,7 @@ public:
   Value smem; // memref<?xi8, workgroup>
   int64_t sharedBytes = 0;
   int64_t scratchBytes = 0;
-  int64_t sharedSlack = 0; // bytes lost to aligning the base (wgmma)
+  int64_t sharedSlack = 0; // bytes after the buffers and scratch: mbarriers
   llvm::DenseMap<Value, Buffer> buffers;
 
   /// tile.pipelined software pipelining (lowerPipelined): multi-buffered
