@@ -158,8 +158,13 @@ bool coarseFaster(const CoarseChoice &a, const CoarseChoice &b, int sms) {
              splitA;
 }
 
+int64_t variantTiles(const int64_t c[3], int64_t split, int64_t gx,
+                     int64_t gy, int64_t gz) {
+  return std::max<int64_t>(split, 1) * coarseTiles(c, gx, gy, gz);
+}
+
 int64_t VariantSpec::variantTiles(int64_t gx, int64_t gy, int64_t gz) const {
-  return std::max<int64_t>(split, 1) * coarseTiles(coarsen, gx, gy, gz);
+  return cuda::variantTiles(coarsen, split, gx, gy, gz);
 }
 
 bool variantsDisabled() {
@@ -366,9 +371,9 @@ bool VariantLauncher::accepts(int64_t gx, int64_t gy, int64_t gz) const {
   const CoarseChoice mine{spec_.variantTiles(gx, gy, gz), c,
                           spec_.coarseSpeedupPct, spec_.split};
   auto faster = [&](const Rival &r) {
-    const CoarseChoice other{
-        std::max<int64_t>(r.split, 1) * coarseTiles(r.coarsen, gx, gy, gz),
-        r.coarsen[0] * r.coarsen[1] * r.coarsen[2], r.speedupPct, r.split};
+    const CoarseChoice other{variantTiles(r.coarsen, r.split, gx, gy, gz),
+                             r.coarsen[0] * r.coarsen[1] * r.coarsen[2],
+                             r.speedupPct, r.split};
     return coarseFaster(other, mine, sms_);
   };
   if (spec_.splitTiles()) {
@@ -501,23 +506,18 @@ void VariantLauncher::grid(int64_t gx, int64_t gy, int64_t gz,
     out[0] = unsigned(gx * gy * gz), out[1] = unsigned(slices), out[2] = 1;
     return;
   }
-  int64_t split = 1;
-  if (spec_.coarsened() || spec_.splitTiles()) {
-    // The variant's own tiles (the kernel derives them from the launch's
-    // grid, which it computes itself).
-    const int64_t *c = spec_.coarsen;
-    gx = (gx + c[0] - 1) / c[0], gy = (gy + c[1] - 1) / c[1];
-    gz = (gz + c[2] - 1) / c[2];
-    split = std::max<int64_t>(spec_.split, 1);
-  }
   if (!spec_.gridSms) {
-    out[0] = unsigned(gx * split), out[1] = unsigned(gy),
-    out[2] = unsigned(gz);
+    // The variant's own tiles (the kernel derives them from the launch's
+    // grid, which it computes itself); "split" needs "grid": "sms".
+    const int64_t *c = spec_.coarsen;
+    out[0] = unsigned((gx + c[0] - 1) / c[0]);
+    out[1] = unsigned((gy + c[1] - 1) / c[1]);
+    out[2] = unsigned((gz + c[2] - 1) / c[2]);
     return;
   }
   // The kernel strides over its tiles by the number of CTAs: any count is
   // correct; one per SM keeps each SM busy for the whole launch.
-  int64_t tiles = gx * gy * gz * split;
+  int64_t tiles = spec_.variantTiles(gx, gy, gz);
   int64_t n = sms_ > 0 ? std::min<int64_t>(tiles, sms_) : tiles;
   out[0] = unsigned(std::max<int64_t>(n, 1)), out[1] = 1, out[2] = 1;
 }

@@ -149,6 +149,10 @@ struct VariantSpec {
 /// The variant tiles of a variant with "coarsen" `c` for a launch of grid
 /// (gx, gy, gz): ceildiv(gx, cx) * ceildiv(gy, cy) * ceildiv(gz, cz).
 int64_t coarseTiles(const int64_t c[3], int64_t gx, int64_t gy, int64_t gz);
+/// The tiles of a variant with "coarsen" `c` and "split" `split` (split *
+/// coarseTiles): what it launches CTAs over.
+int64_t variantTiles(const int64_t c[3], int64_t split, int64_t gx,
+                     int64_t gy, int64_t gz);
 
 /// TILE_GEMM_TILE's value, parsed: "user", "large", else the cost model.
 enum class TileShape { Auto, User, Large };
@@ -308,9 +312,9 @@ public:
   const VariantSpec &spec() const { return spec_; }
   /// The variant's grid for a launch of grid (gx, gy, gz): the same, for
   /// "grid": "sms" min(#SMs, gx*gy*gz) CTAs along x, for split-K with
-  /// `slices` S: (gx*gy*gz, S, 1). With "coarsen" (and "split"), over the
-  /// variant's own tiles: (ceildiv(gx, cx) * split, ...), or min(#SMs,
-  /// variantTiles) for "sms".
+  /// `slices` S: (gx*gy*gz, S, 1). With "coarsen", over the variant's own
+  /// tiles: (ceildiv(gx, cx), ...), or min(#SMs, variantTiles) for "sms"
+  /// (the only grid "split" comes with).
   void grid(int64_t gx, int64_t gy, int64_t gz, unsigned out[3],
             int64_t slices = 1) const;
   CUfunction function() const { return fn_; }
