@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -264,6 +265,40 @@ tile_status tile_kernel_variant(tile_kernel_t k, int32_t index,
   info->schedule = v.schedule.c_str();
   info->num_tma = static_cast<int32_t>(v.tmaInfo.size());
   info->tma = v.tmaInfo.data();
+  return TILE_STATUS_OK;
+}
+
+tile_status tile_kernel_variant_rules(tile_kernel_t k, int32_t index,
+                                      tile_variant_rules *rules) {
+  if (!k || !rules)
+    return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel or rules is NULL");
+  if (rules->struct_size < sizeof(rules->struct_size))
+    return fail(TILE_STATUS_INVALID_ARGUMENT,
+                "rules->struct_size is " + str(rules->struct_size) +
+                    ": set it to sizeof(tile_variant_rules)");
+  if (index < 0 || size_t(index) >= k->plan.variants.size())
+    return fail(TILE_STATUS_INVALID_ARGUMENT,
+                "variant index " + str(index) + " is out of range (kernel '" +
+                    k->plan.name + "' has " +
+                    str(k->plan.variants.size()) + ")");
+  const VariantPlan &v = k->plan.variants[size_t(index)];
+  tile_variant_rules all{};
+  for (int i = 0; i < 3; ++i)
+    all.coarsen[i] = v.coarsen[i];
+  all.coarse_speedup = v.coarseSpeedup;
+  all.split = v.split;
+  all.max_rows = v.maxRows;
+  all.num_row_params = static_cast<int32_t>(v.rowParams.size());
+  all.row_params = v.rowParams.data();
+  all.split_k_param = v.kParam;
+  all.split_k_dim = v.kDim;
+  all.split_k_block = v.blockK;
+  all.workspace_bytes = v.workspaceBytes;
+  all.slice_bytes = v.sliceBytes;
+  all.pack_kernel = v.packKernel.c_str();
+  // Fields the caller's (possibly older) struct has room for, in order.
+  all.struct_size = std::min(rules->struct_size, sizeof(all));
+  std::memcpy(rules, &all, all.struct_size);
   return TILE_STATUS_OK;
 }
 

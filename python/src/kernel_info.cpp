@@ -108,6 +108,25 @@ nb::list variants(tile_kernel_t k) {
     d["max_tiles"] = nb::int_(v.max_tiles);
     d["schedule"] = v.schedule;
     d["tma"] = maps;
+    tile_variant_rules r{};
+    r.struct_size = sizeof(r);
+    if (tile_kernel_variant_rules(k, i, &r) == TILE_STATUS_OK) {
+      d["coarsen"] = int64Tuple(r.coarsen, 3);
+      d["coarse_speedup"] = nb::int_(r.coarse_speedup);
+      d["split"] = nb::int_(r.split);
+      d["max_rows"] = nb::int_(r.max_rows);
+      nb::list rows;
+      for (int32_t j = 0; j < r.num_row_params; ++j)
+        rows.append(r.row_params[j]);
+      d["row_params"] = rows;
+      d["split_k"] =
+          r.split_k_param < 0
+              ? nb::object(nb::none())
+              : nb::object(nb::make_tuple(r.split_k_param, r.split_k_dim,
+                                          r.split_k_block));
+      d["workspace_bytes"] = nb::int_(r.workspace_bytes);
+      d["pack_kernel"] = r.pack_kernel;
+    }
     out.append(d);
   }
   return out;

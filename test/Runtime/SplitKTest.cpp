@@ -14,6 +14,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
+
 #include <cstring>
 
 namespace {
@@ -387,6 +390,47 @@ TEST(Narrow, Metadata) {
     EXPECT_FALSE(parseMetadata(m.dump(), p, error));
     EXPECT_NE(error.find(b.message), std::string::npos) << error;
   }
+}
+
+// What the choice reads, through the C API: max_rows, split-K, workspace.
+TEST(NarrowMock, RulesThroughTheCApi) {
+  USE_MOCK(mock);
+  KernelGuard k(load(cudaBundle(narrowMeta()), "ffi"));
+  ASSERT_TRUE(k.k);
+  tile_variant_rules r;
+  r.struct_size = sizeof(r);
+  ASSERT_EQ(tile_kernel_variant_rules(k, 0, &r), TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_EQ(r.struct_size, sizeof(r));
+  EXPECT_EQ(r.max_rows, 1000);
+  ASSERT_EQ(r.num_row_params, 2);
+  EXPECT_EQ(r.row_params[0], 0);
+  EXPECT_EQ(r.row_params[1], 2);
+  EXPECT_EQ(r.split_k_param, 0);
+  EXPECT_EQ(r.split_k_dim, 0);
+  EXPECT_EQ(r.split_k_block, 16);
+  EXPECT_EQ(r.slice_bytes, 1000);
+  EXPECT_EQ(r.workspace_bytes, 16384);
+  EXPECT_EQ(r.coarsen[0], 1);
+  EXPECT_EQ(r.split, 1);
+  EXPECT_STREQ(r.pack_kernel, "");
+  // A caller built against a header whose struct ended before max_rows
+  // gets the fields up to there; the rest of its memory is untouched.
+  tile_variant_rules old;
+  std::memset(&old, 0x5a, sizeof(old));
+  old.struct_size = offsetof(tile_variant_rules, max_rows);
+  ASSERT_EQ(tile_kernel_variant_rules(k, 0, &old), TILE_STATUS_OK);
+  EXPECT_EQ(old.struct_size, offsetof(tile_variant_rules, max_rows));
+  EXPECT_EQ(old.split, 1);
+  EXPECT_EQ(old.max_rows, int64_t(0x5a5a5a5a5a5a5a5a));
+  old.struct_size = 0;
+  EXPECT_EQ(tile_kernel_variant_rules(k, 0, &old),
+            TILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(tile_last_error(),
+               "rules->struct_size is 0: set it to sizeof(tile_variant_rules)");
+  EXPECT_EQ(tile_kernel_variant_rules(k, 1, &r), TILE_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(tile_kernel_variant_rules(k, 0, nullptr),
+            TILE_STATUS_INVALID_ARGUMENT);
 }
 
 TEST(NarrowMock, RowsAndSlices) {

@@ -342,3 +342,29 @@ TEST(TileShapeMock, SplitVariants) {
   }
   EXPECT_EQ(mock->pushes, mock->pops);
 }
+
+// The choice's inputs through the C API: coarsen, coarse_speedup, split.
+TEST(TileShapeMock, RulesThroughTheCApi) {
+  USE_MOCK(mock);
+  json m = cudaAddMeta();
+  m["variants"] = {coarseVariant("add_kernel_sm90_split", 2, 125, 2),
+                  variant("add_kernel_sm90")};
+  KernelGuard k(load(cudaBundle(m), "ffi"));
+  ASSERT_TRUE(k.k);
+  tile_variant_rules r;
+  r.struct_size = sizeof(r);
+  ASSERT_EQ(tile_kernel_variant_rules(k, 0, &r), TILE_STATUS_OK)
+      << tile_last_error();
+  EXPECT_EQ(r.coarsen[0], 2);
+  EXPECT_EQ(r.coarsen[1], 1);
+  EXPECT_EQ(r.coarsen[2], 1);
+  EXPECT_EQ(r.coarse_speedup, 125);
+  EXPECT_EQ(r.split, 2);
+  EXPECT_EQ(r.max_rows, 0);
+  EXPECT_EQ(r.num_row_params, 0);
+  EXPECT_EQ(r.split_k_param, -1);
+  ASSERT_EQ(tile_kernel_variant_rules(k, 1, &r), TILE_STATUS_OK);
+  EXPECT_EQ(r.coarsen[0], 1);
+  EXPECT_EQ(r.coarse_speedup, 0);
+  EXPECT_EQ(r.split, 1);
+}

@@ -188,6 +188,40 @@ TILE_RT_API tile_status tile_kernel_variant(tile_kernel_t kernel,
                                             int32_t index,
                                             tile_variant_info *info);
 
+/* The rules by which the runtime picks variant `index` per launch (docs/
+ * bundle.md, "Kernel variants"; runtime.md, "Kernel variants"), beyond
+ * tile_variant_info. Extensible: set `struct_size` to
+ * sizeof(tile_variant_rules) before the call; the runtime writes only the
+ * leading fields that fit in it (a caller built against an older header
+ * gets the fields it knows) and sets `struct_size` to the bytes it wrote.
+ * TILE_STATUS_INVALID_ARGUMENT for a NULL kernel or rules, an index out of
+ * range, or a struct_size smaller than the struct_size field itself. */
+typedef struct tile_variant_rules {
+  size_t struct_size;
+  int64_t coarsen[3];     /* launch blocks per variant tile along x, y, z;
+                             1, 1, 1: the launch's own tiles */
+  int64_t coarse_speedup; /* with coarsen: the compiler's estimate in percent
+                             of how much faster a block runs in a coarse
+                             tile; 0: the runtime's default */
+  int64_t split;          /* CTA tiles per launch block (1: none) */
+  int64_t max_rows;       /* used only for launches whose row params have at
+                             most this many rows (dim 0); 0 = any */
+  int32_t num_row_params;
+  const int32_t *row_params;
+  int32_t split_k_param;  /* split-K (K-slices chosen per launch): K is dim
+                             split_k_dim of this tensor param; -1: none */
+  int32_t split_k_dim;
+  int64_t split_k_block;  /* K per K tile */
+  int64_t workspace_bytes; /* fixed workspace (0: none) */
+  int64_t slice_bytes;    /* split-K workspace per tile and slice */
+  const char *pack_kernel; /* the repack kernel for operands TMA cannot
+                              describe; "" if none */
+} tile_variant_rules;
+
+TILE_RT_API tile_status tile_kernel_variant_rules(tile_kernel_t kernel,
+                                                  int32_t index,
+                                                  tile_variant_rules *rules);
+
 /* out_idx: the parameters the runtime allocates when they are omitted. */
 TILE_RT_API int32_t tile_kernel_num_outputs(tile_kernel_t kernel);
 TILE_RT_API int32_t tile_kernel_output_param(tile_kernel_t kernel,
