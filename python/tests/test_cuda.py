@@ -54,6 +54,24 @@ def test_gemm_matches_torch(backend):
     assert err < 2e-3, err
 
 
+def test_variant_rules_in_info():
+    """k.info's variants carry the per-launch rules (C API
+    tile_kernel_variant_rules): examples/gemm.mlir on sm_90a has a split-K
+    variant, narrow ones (max_rows 16 and 64 over A and C) and a coarse
+    one."""
+    variants = tile.load(bundle("gemm", "sm_90a")).info["variants"]
+    by = {v["kernel"]: v for v in variants}
+    sk = by["gemm_kernel_sm90_sk"]
+    assert sk["split_k"] is not None and sk["split_k"][2] == 64
+    assert sk["max_tiles"] > 0 and sk["coarsen"] == (1, 1, 1)
+    assert sk["split"] == 1 and sk["max_rows"] == 0
+    assert by["gemm_kernel_sm90_nr16"]["max_rows"] == 16
+    assert by["gemm_kernel_sm90_nr16"]["row_params"] == [0, 2]
+    wide = by["gemm_kernel_sm90_wide"]
+    assert wide["coarsen"] != (1, 1, 1) and wide["coarse_speedup"] >= 100
+    assert wide["split_k"] is None
+
+
 def test_split_k_launches_of_different_shapes_in_sequence(monkeypatch):
     """Split-K launches of one kernel on one stream with different tile and
     slice counts reuse one workspace: each must find its arrival counters at
