@@ -75,11 +75,16 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
              cst(1024));
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   wg = divu(tid, cst(128));
-  if (ws.producerRegs == 0) {
-    // Without setmaxnreg (whose .aligned form tells ptxas that each role
-    // branch is warpgroup-uniform) the warpgroup index comes from lane 0
-    // by shfl.sync, which ptxas sees as warp-uniform; else it serializes
-    // every wgmma behind the role branch (C7520).
+  {
+    // The warpgroup index comes from lane 0 by shfl.sync, which ptxas sees
+    // as warp-uniform. Without setmaxnreg (whose .aligned form tells ptxas
+    // that each role branch is warpgroup-uniform) it serializes every
+    // wgmma behind the role branch otherwise (C7520); with it, a branch on
+    // `wg` inside a role (the wide tiles' epilogue per block row) made
+    // ptxas treat the persistent loop's counters as per-thread values:
+    // stage and descriptor addresses in vector registers, moved to uniform
+    // ones before every wgmma (the 64x64 program's 128x128 tiles ran their
+    // K loop 1.5x slower, docs/performance.md).
     auto i32T = b.getI32Type();
     Value lane0 = NVVM::ShflOp::create(
         b, loc, i32T, i32(-1), toI32(wg), i32(0), i32(31),

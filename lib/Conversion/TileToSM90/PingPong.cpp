@@ -69,14 +69,11 @@ void PingPongKernel::consumer(IRMapping &mapping) {
   // issued) and, once its own main loop is issued, signals barrier 3 - c if
   // a next unit exists; so one warpgroup's epilogue overlaps the other's
   // main loop. Waits and signals pair up exactly (no dangling arrivals).
-  // The warpgroup index through shfl.sync from lane 0 (as CUTLASS's
-  // canonical_warp_group_idx): ptxas then knows it is warp-uniform; with
-  // tid / 128 the unit loop (and its wgmmas) counts as divergent and ptxas
-  // serializes the wgmmas (C7520).
-  Value wgI32 = gpu::ShuffleOp::create(b, loc, toI32(wg), i32(0), i32(32),
-                                       gpu::ShuffleMode::IDX)
-                    .getShuffleResult();
-  Value wgU = arith::IndexCastOp::create(b, loc, b.getIndexType(), wgI32);
+  // `wg` comes through shfl.sync from lane 0 (KernelBuilder::build, as
+  // CUTLASS's canonical_warp_group_idx): ptxas knows it is warp-uniform;
+  // with tid / 128 the unit loop (and its wgmmas) counts as divergent and
+  // ptxas serializes the wgmmas (C7520).
+  Value wgU = wg;
   Value units = localUnits();
   Value waitId = toI32(add(wgU, cst(2)));
   Value signalId = toI32(arith::SubIOp::create(b, loc, cst(3), wgU));

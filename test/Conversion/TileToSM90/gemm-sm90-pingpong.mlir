@@ -17,6 +17,10 @@
 // WS: sm90.warp_specialize = {block_k = 64 : i64, consumer_regs = 232 : i64, consumers = 2 : i64, persistent = true, producer_regs = 40 : i64, producers = 1 : i64, schedule = "pingpong", stages = 7 : i64, threads = 384 : i64, unit_n = 128 : i64}
 
 // CHECK: <"sm90_tma_wgmma", chip = "sm_90a", kernel = "gemm_kernel_sm90", block = [384, 1, 1], shared_bytes = 230400, grid = sms, schedule = "pingpong", tma = [
+// The warp-uniform warpgroup index: shfl from lane 0, before the roles.
+// CHECK-LABEL: gpu.func @gemm_kernel_sm90(
+// CHECK: %[[WG:.*]] = nvvm.shfl.sync  idx %{{.*}}, %{{.*}}, %c0_i32, %c31_i32 : i32 -> i32
+// CHECK: %[[WGI:.*]] = arith.index_castui %[[WG]] : i32 to index
 // CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 7>
 // CHECK: %[[EMPTY:.*]] = nvgpu.mbarrier.create
 // One consumer arrival releases a stage.
@@ -38,11 +42,9 @@
 // CHECK: nvgpu.tma.async.load
 // CHECK-NOT: nvgpu.tma.async.load
 // CHECK: } else {
-// Consumers: warp-uniform warpgroup index (shfl from lane 0), units
-// wg, wg + 2, ...; wait on barrier 2 + wg, signal 3 - wg (256 threads).
+// Consumers: units wg, wg + 2, ...; wait on barrier 2 + wg, signal 3 - wg
+// (256 threads).
 // CHECK: nvvm.setmaxregister  increase 232
-// CHECK: %[[WG:.*]], %{{.*}} = gpu.shuffle  idx %{{.*}}, %c0_i32, %c32_i32 : i32
-// CHECK: %[[WGI:.*]] = arith.index_cast %[[WG]] : i32 to index
 // CHECK: %[[CUNITS:.*]] = arith.muli %{{.*}}, %c2{{.*}} : index
 // CHECK: %[[WAIT:.*]] = arith.addi %[[WGI]], %c2
 // CHECK: arith.subi %c3{{.*}}, %[[WGI]]
