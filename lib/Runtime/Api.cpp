@@ -244,16 +244,25 @@ int32_t tile_kernel_num_variants(tile_kernel_t k) {
   return k ? static_cast<int32_t>(k->plan.variants.size()) : -1;
 }
 
+/// Variant `index` of `k`, or null after setting the last error.
+static const VariantPlan *variantAt(tile_kernel_t k, int32_t index) {
+  if (index < 0 || size_t(index) >= k->plan.variants.size()) {
+    fail(TILE_STATUS_INVALID_ARGUMENT,
+         "variant index " + str(index) + " is out of range (kernel '" +
+             k->plan.name + "' has " + str(k->plan.variants.size()) + ")");
+    return nullptr;
+  }
+  return &k->plan.variants[size_t(index)];
+}
+
 tile_status tile_kernel_variant(tile_kernel_t k, int32_t index,
                                 tile_variant_info *info) {
   if (!k || !info)
     return fail(TILE_STATUS_INVALID_ARGUMENT, "kernel or info is NULL");
-  if (index < 0 || size_t(index) >= k->plan.variants.size())
-    return fail(TILE_STATUS_INVALID_ARGUMENT,
-                "variant index " + str(index) + " is out of range (kernel '" +
-                    k->plan.name + "' has " +
-                    str(k->plan.variants.size()) + ")");
-  const VariantPlan &v = k->plan.variants[size_t(index)];
+  const VariantPlan *vp = variantAt(k, index);
+  if (!vp)
+    return TILE_STATUS_INVALID_ARGUMENT;
+  const VariantPlan &v = *vp;
   info->kind = v.kind.c_str();
   info->chip = v.chip.c_str();
   info->kernel = v.kernel.c_str();
@@ -276,12 +285,10 @@ tile_status tile_kernel_variant_rules(tile_kernel_t k, int32_t index,
     return fail(TILE_STATUS_INVALID_ARGUMENT,
                 "rules->struct_size is " + str(rules->struct_size) +
                     ": set it to sizeof(tile_variant_rules)");
-  if (index < 0 || size_t(index) >= k->plan.variants.size())
-    return fail(TILE_STATUS_INVALID_ARGUMENT,
-                "variant index " + str(index) + " is out of range (kernel '" +
-                    k->plan.name + "' has " +
-                    str(k->plan.variants.size()) + ")");
-  const VariantPlan &v = k->plan.variants[size_t(index)];
+  const VariantPlan *vp = variantAt(k, index);
+  if (!vp)
+    return TILE_STATUS_INVALID_ARGUMENT;
+  const VariantPlan &v = *vp;
   tile_variant_rules all{};
   for (int i = 0; i < 3; ++i)
     all.coarsen[i] = v.coarsen[i];
