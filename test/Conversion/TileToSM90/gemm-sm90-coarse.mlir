@@ -17,6 +17,10 @@
 // CHECK: nvgpu.warpgroup.mma {{.*}} -> <fragmented = vector<64x128xf32>>
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @g64_kernel_sm90_wide(
+// The warpgroup index from lane 0 (warp-uniform for ptxas, so that the
+// consumers' branch on it keeps the tile loop's counters uniform).
+// CHECK: %[[WGS:.*]] = nvvm.shfl.sync  idx %{{.*}}, %{{.*}}, %c0_i32, %c31_i32 : i32 -> i32
+// CHECK-NEXT: %[[WG:.*]] = arith.index_castui %[[WGS]] : i32 to index
 // The producer: one stage = two 64-row A boxes (block rows 0 and 1) and
 // four 64-column B boxes (block columns 0..3).
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c49152
@@ -27,7 +31,7 @@
 // grid check but the first; a tile's first chunk waits for every earlier
 // TMA store (a tile may commit an odd number of chunks).
 // CHECK: nvgpu.warpgroup.mma {{.*}} -> <fragmented = vector<64x256xf32>>
-// CHECK: %[[WG0:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK: %[[WG0:.*]] = arith.cmpi eq, %[[WG]], %c0
 // CHECK-NEXT: scf.if %[[WG0]] {
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: nvgpu.tma.async.store
