@@ -416,8 +416,10 @@ LogicalResult KernelLowering::createBuffers() {
     // Triton's Hopper kernels also assume. Checked, not trusted: a
     // misaligned base would misplace every swizzled access, so the kernel
     // traps (a launch error) instead.
-    assert(func.getNumWorkgroupAttributions() == 0 &&
-           "no static shared memory in front of the dynamic base");
+    if (func.getNumWorkgroupAttributions() != 0)
+      return func.emitError("internal error: static shared memory in front "
+                            "of the dynamic base of a kernel with wgmma "
+                            "operands or TMA targets");
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
     Value misaligned = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ne,

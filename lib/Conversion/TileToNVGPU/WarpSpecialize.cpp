@@ -183,8 +183,9 @@ bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
 }
 
 /// The mbarriers (and the persistent form's tile slots) live in dynamic
-/// shared memory after the buffers and the scratch area (placeBarriers
-/// gives the views their final offsets), not in static shared memory:
+/// shared memory after the buffers and the scratch area (run() gives the
+/// views, marked kBarrierViewAttr, their final offsets), not in static
+/// shared memory:
 /// then a kernel has no static shared memory, its dynamic base is the
 /// block's shared window (1024-byte aligned), and the buffers need no
 /// alignment slack (createBuffers).

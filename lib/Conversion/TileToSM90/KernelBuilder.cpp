@@ -77,11 +77,11 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   wg = divu(tid, cst(128));
   {
     // The warpgroup index comes from lane 0 by shfl.sync, which ptxas sees
-    // as warp-uniform. Without setmaxnreg (whose .aligned form tells ptxas
-    // that each role branch is warpgroup-uniform) it serializes every
-    // wgmma behind the role branch otherwise (C7520); with it, a branch on
-    // `wg` inside a role (the wide tiles' epilogue per block row) made
-    // ptxas treat the persistent loop's counters as per-thread values:
+    // as warp-uniform. From tid / 128, without setmaxnreg (whose .aligned
+    // form tells ptxas that each role branch is warpgroup-uniform) ptxas
+    // serialized every wgmma behind the role branch (C7520); with it, a
+    // branch on `wg` inside a role (the wide tiles' epilogue per block
+    // row) made ptxas treat the persistent loop's counters as per-thread:
     // stage and descriptor addresses in vector registers, moved to uniform
     // ones before every wgmma (the 64x64 program's 128x128 tiles ran their
     // K loop 1.5x slower, docs/performance.md).
