@@ -699,14 +699,12 @@ FailureOr<int64_t> KernelLowering::run() {
   if (requestWarpSpecialization) {
     splitRoles(firstBodyOp);
     lowerHeadCopies();
-    // The mbarriers follow the buffers and the scratch area.
-    sharedSlack += specialized->barrierBytes;
   }
   // Before any lowering: a loop asking for more stages than fit fails fast.
-  if (failed(checkSharedMemory(sharedBytes + sharedSlack, 0)))
+  if (failed(checkSharedMemory(sharedBytes + barrierBytes(), 0)))
     return failure();
   if (specialized)
-    chooseBlocksPerSm(sharedBytes + sharedSlack);
+    chooseBlocksPerSm(sharedBytes + barrierBytes());
   if (specialized && remarks)
     for (auto &[op, plan] : pipelines)
       if (plan.promoted)
@@ -861,7 +859,8 @@ FailureOr<int64_t> KernelLowering::run() {
     v.getByteShiftMutable().assign(cst(end + c.value_or(0)));
     v->removeAttr(kBarrierViewAttr);
   });
-  int64_t total = end + sharedSlack;
+  // The mbarriers follow the buffers and the scratch area.
+  int64_t total = end + barrierBytes();
   if (failed(checkSharedMemory(total, total - sharedBytes)))
     return failure();
   removeRedundantBarriers(func);

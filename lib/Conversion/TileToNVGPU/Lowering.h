@@ -384,7 +384,6 @@ public:
   Value smem; // memref<?xi8, workgroup>
   int64_t sharedBytes = 0;
   int64_t scratchBytes = 0;
-  int64_t sharedSlack = 0; // bytes after the buffers and scratch: mbarriers
   llvm::DenseMap<Value, Buffer> buffers;
 
   /// tile.pipelined software pipelining (lowerPipelined): multi-buffered
@@ -443,6 +442,10 @@ private:
   /// memory (WarpSpecialize.cpp); `createMBarriers`: `count` mbarriers
   /// there, as an nvgpu mbarrier group.
   Value barrierStorage(MemRefType type);
+  /// The barrier area's bytes (0 without warp specialization).
+  int64_t barrierBytes() const {
+    return specialized ? specialized->barrierBytes : 0;
+  }
   Value createMBarriers(int64_t count);
   /// Marks barrierStorage's views until their offsets are final.
   static constexpr llvm::StringLiteral kBarrierViewAttr = "tile.barriers";

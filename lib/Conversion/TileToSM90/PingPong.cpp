@@ -73,12 +73,11 @@ void PingPongKernel::consumer(IRMapping &mapping) {
   // CUTLASS's canonical_warp_group_idx): ptxas knows it is warp-uniform;
   // with tid / 128 the unit loop (and its wgmmas) counts as divergent and
   // ptxas serializes the wgmmas (C7520).
-  Value wgU = wg;
   Value units = localUnits();
-  Value waitId = toI32(add(wgU, cst(2)));
-  Value signalId = toI32(arith::SubIOp::create(b, loc, cst(3), wgU));
+  Value waitId = toI32(add(wg, cst(2)));
+  Value signalId = toI32(arith::SubIOp::create(b, loc, cst(3), wg));
   Value pair = i32(2 * 128);
-  auto loop = scf::ForOp::create(b, loc, wgU, units, cst(2));
+  auto loop = scf::ForOp::create(b, loc, wg, units, cst(2));
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
