@@ -107,6 +107,17 @@ static bool usesValue(Operation *user, Value v) {
 }
 
 bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
+  if (pipelines.empty()) {
+    // Nothing to specialize; a remark only for loops that could have been
+    // (a launch without a pipelined loop, such as a row reduction or an
+    // elementwise kernel, has no slower path to report).
+    bool any = false;
+    func.walk([&](PipelinedOp) { any = true; });
+    if (any)
+      whyNot = "no tile.pipelined loop is software-pipelined (global -> "
+               "shared copies of at least 2 stages feeding the body)";
+    return false;
+  }
   if (smVersion(chip) != 90 || !StringRef(chip).ends_with("a")) {
     whyNot = "needs sm_90a (setmaxnreg)";
     return false;
@@ -114,15 +125,6 @@ bool KernelLowering::canWarpSpecialize(std::string &whyNot) {
   if (threads % 128 || threads + WS::kProducerThreads > 1024) {
     whyNot = "the launch's threads (" + std::to_string(threads) +
              ") are not whole warpgroups with room for a producer one";
-    return false;
-  }
-  if (pipelines.empty()) {
-    // Nothing to specialize; a remark only for loops that could have been.
-    bool any = false;
-    func.walk([&](PipelinedOp) { any = true; });
-    if (any)
-      whyNot = "no tile.pipelined loop is software-pipelined (global -> "
-               "shared copies of at least 2 stages feeding the body)";
     return false;
   }
   Block &entry = func.getBody().front();

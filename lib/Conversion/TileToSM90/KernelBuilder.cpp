@@ -541,6 +541,11 @@ Value KernelBuilder::applyEpilogue(IRMapping &mapping, Value acc, Value row,
         mapping.map(load.getResult(), acc);
         continue;
       }
+      if (auto load = dyn_cast<memref::LoadOp>(&op))
+        if (const StagedOperand *s = m.stagedFor(load.getMemRef())) {
+          mapping.map(load.getResult(), stagedLoad(*s, load, mapping));
+          continue;
+        }
       if (auto store = dyn_cast<memref::StoreOp>(&op)) {
         acc = mapping.lookup(store.getValue()); // the matcher: only to acc0
         continue;
@@ -549,6 +554,48 @@ Value KernelBuilder::applyEpilogue(IRMapping &mapping, Value acc, Value row,
     }
   }
   return acc;
+}
+
+Value KernelBuilder::stagedLoad(StagedOperand s, memref::LoadOp load,
+                                IRMapping &mapping) {
+  // The global element the fill copied to this tile index: the copy's start
+  // plus the index (dropped dims: the start alone), zero out of bounds.
+  CopyOp fill = s.fill;
+  Value src = mapping.lookup(fill.getSource());
+  SmallVector<Value> tileIndex;
+  for (Value v : load.getIndices())
+    tileIndex.push_back(mapping.lookup(v));
+  SmallVector<Value> offsets = fill.expandTileIndex(tileIndex, cst(0));
+  SmallVector<Value> at;
+  Value inBounds;
+  for (auto [d, start] : llvm::enumerate(fill.getSourceIndices())) {
+    Value x = add(mapping.lookup(start), offsets[d]);
+    Value ok = cmp(arith::CmpIPredicate::ult, x,
+                   memref::DimOp::create(b, loc, src, d));
+    inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
+    at.push_back(x);
+  }
+  Type from = cast<MemRefType>(src.getType()).getElementType();
+  auto ifOp = scf::IfOp::create(
+      b, loc, inBounds,
+      [&](OpBuilder &tb, Location tl) {
+        scf::YieldOp::create(
+            tb, tl, memref::LoadOp::create(tb, tl, src, at).getResult());
+      },
+      [&](OpBuilder &eb, Location el) {
+        scf::YieldOp::create(
+            eb, el,
+            arith::ConstantOp::create(eb, el, from, eb.getZeroAttr(from))
+                .getResult());
+      });
+  Value v = ifOp.getResult(0);
+  Type to = load.getType();
+  if (from == to)
+    return v;
+  // A converting copy (float to float; the matcher refuses integers).
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
 }
 
 void KernelBuilder::predicatedStore(Value C, Value row, Value col, Value v,

@@ -232,6 +232,11 @@ protected:
   /// their ivs = (row, col), accumulator loads = the current value; returns
   /// the value the last store left. `mapping` maps the kernel's values.
   Value applyEpilogue(IRMapping &mapping, Value acc, Value row, Value col);
+  /// A staged epilogue operand's element (GemmMatch.h): `load` reads the
+  /// on-chip buffer; this reads the global element its fill copied there
+  /// (zero out of bounds, converted to the buffer's element type).
+  Value stagedLoad(StagedOperand s, memref::LoadOp load,
+                   IRMapping &mapping);
   /// Stores `v` (C's element type) to C[row, col] (the address memref.store
   /// would use: C's offset and strides) when `pred` holds: one predicated
   /// PTX store, not a branch, so that ptxas keeps the loads around it

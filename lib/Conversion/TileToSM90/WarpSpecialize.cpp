@@ -49,10 +49,16 @@ struct TileWarpSpecializePass
           << epilogue << "'";
       return signalPassFailure();
     }
-    // Remarks say why a kernel keeps the sm_80 lowering.
+    // Remarks say why a GEMM keeps the sm_80 lowering; launches without a
+    // tile.gemm (reductions, elementwise kernels) have no Hopper GEMM path
+    // to miss.
+    auto hasGemm = [](Operation *op) {
+      return op->walk([](GemmOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+    };
     if (remarks)
       getOperation().walk([&](LaunchOp launch) {
-        if (launch.getBody().getOps<PipelinedOp>().empty())
+        if (launch.getBody().getOps<PipelinedOp>().empty() && hasGemm(launch))
           launch->emitRemark("not warp-specialized: the launch has no "
                              "tile.pipelined loop (the sm_90a path is a "
                              "pipelined GEMM K loop)");
@@ -62,8 +68,8 @@ struct TileWarpSpecializePass
       std::string why;
       auto m = matchSM90Gemm(loop, why);
       if (failed(m)) {
-        // Remarks say why a loop keeps the sm_80 lowering.
-        if (remarks)
+        // Remarks say why a GEMM loop keeps the sm_80 lowering.
+        if (remarks && hasGemm(loop))
           loop->emitRemark("not warp-specialized: ") << why;
         return;
       }

@@ -257,16 +257,192 @@ func.func @transposed_epilogue(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: mem
 
 // -----
 
-// Not specialized: no pipelined loop at all.
+// Not specialized: no pipelined loop at all. No remark without a gemm
+// (nothing to miss); one for a gemm outside a pipelined loop.
 
 // CHECK-LABEL: func.func @no_loop
 // CHECK-NOT: sm90.warp_specialize
 func.func @no_loop(%X: memref<?xf32>) attributes {tile.kernel} {
   %c1 = arith.constant 1 : index
-  // expected-remark @+1 {{not warp-specialized: the launch has no tile.pipelined loop (the sm_90a path is a pipelined GEMM K loop)}}
   tile.launch blocks(%bx) in (%c1) threads(128) {
     %f = tile.alloc : memref<128xf32, #tile.scope<fragment>>
     tile.clear %f : memref<128xf32, #tile.scope<fragment>>
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gemm_without_loop
+// CHECK-NOT: sm90.warp_specialize
+func.func @gemm_without_loop(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @+1 {{not warp-specialized: the launch has no tile.pipelined loop (the sm_90a path is a pipelined GEMM K loop)}}
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.copy %A[%c0, %c0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+    tile.copy %B[%c0, %c0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+    tile.gemm %As, %Bs, %Cf {clear} : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    tile.copy %Cf to %C[%c0, %c0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// No remark either for a pipelined loop without a gemm (a row reduction's
+// register double buffering).
+
+// CHECK-LABEL: func.func @reduction_loop
+// CHECK-NOT: sm90.warp_specialize
+func.func @reduction_loop(%X: memref<?x?xf32>, %Y: memref<?xf32>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc : memref<4x1024xf32, #tile.scope<fragment>>
+    %acc = tile.alloc : memref<4x1024xf32, #tile.scope<fragment>>
+    %s = tile.alloc : memref<4xf32, #tile.scope<fragment>>
+    tile.clear %acc : memref<4x1024xf32, #tile.scope<fragment>>
+    tile.pipelined %t = %c0 to %c4 step %c1 stages(2) {
+      %col = arith.muli %t, %c4 : index
+      tile.copy %X[%c0, %col] to %x : memref<?x?xf32> to memref<4x1024xf32, #tile.scope<fragment>>
+      tile.parallel (%i, %j) in [4, 1024] {
+        %a = memref.load %acc[%i, %j] : memref<4x1024xf32, #tile.scope<fragment>>
+        %v = memref.load %x[%i, %j] : memref<4x1024xf32, #tile.scope<fragment>>
+        %r = arith.addf %a, %v : f32
+        memref.store %r, %acc[%i, %j] : memref<4x1024xf32, #tile.scope<fragment>>
+      }
+    }
+    tile.reduce sum %acc into %s {dim = 1 : i64, clear} : memref<4x1024xf32, #tile.scope<fragment>> into memref<4xf32, #tile.scope<fragment>>
+    tile.copy %s to %Y[%c0] : memref<4xf32, #tile.scope<fragment>> to memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// Staged epilogue operands (GemmMatch.h): a bias tile copied into shared
+// memory before the loop and a row tile into shared f32 after it (a
+// converting copy), read by the epilogue.
+
+// CHECK-LABEL: func.func @staged_bias
+// CHECK: sm90.warp_specialize
+func.func @staged_bias(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %rowb: memref<?xf16>, %colb: memref<?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c32 : index
+  tile.launch blocks(%bx, %by) in (%c1, %c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %cs = tile.alloc : memref<128xf16, #tile.scope<shared>>
+    %rs = tile.alloc : memref<128xf32, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    %m0 = arith.muli %by, %c128 : index
+    %n0 = arith.muli %bx, %c128 : index
+    tile.copy %colb[%n0] to %cs : memref<?xf16> to memref<128xf16, #tile.scope<shared>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%m0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %n0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %rowb[%m0] to %rs : memref<?xf16> to memref<128xf32, #tile.scope<shared>>
+    tile.parallel (%i, %j) in [128, 128] {
+      %acc = memref.load %Cf[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+      %rb = memref.load %rs[%i] : memref<128xf32, #tile.scope<shared>>
+      %cb = memref.load %cs[%j] : memref<128xf16, #tile.scope<shared>>
+      %cbf = arith.extf %cb : f16 to f32
+      %s0 = arith.addf %acc, %rb : f32
+      %s = arith.addf %s0, %cbf : f32
+      memref.store %s, %Cf[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%m0, %n0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// Not specialized: the staged tile comes from C, which the kernel writes
+// (the global element is no longer the value the copy read).
+
+// CHECK-LABEL: func.func @staged_from_c
+// CHECK-NOT: sm90.warp_specialize
+func.func @staged_from_c(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c32 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %Rs = tile.alloc : memref<128x128xf16, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.copy %C[%c0, %c0] to %Rs : memref<?x?xf16> to memref<128x128xf16, #tile.scope<shared>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{not warp-specialized: the launch allocates other buffers than A, B and C, and one is filled from C, which the kernel writes}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.parallel (%i, %j) in [128, 128] {
+      %acc = memref.load %Cf[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+      %r = memref.load %Rs[%i, %j] : memref<128x128xf16, #tile.scope<shared>>
+      %rf = arith.extf %r : f16 to f32
+      %s = arith.addf %acc, %rf : f32
+      memref.store %s, %Cf[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// Not specialized: a staged tile is filled twice (which copy's elements the
+// epilogue reads would depend on the order).
+
+// CHECK-LABEL: func.func @staged_written
+// CHECK-NOT: sm90.warp_specialize
+func.func @staged_written(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %bias: memref<?xf32>, %C: memref<?x?xf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %nk = arith.ceildivui %K, %c32 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
+    %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
+    %bs = tile.alloc : memref<128xf32, #tile.scope<shared>>
+    %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
+    tile.copy %bias[%c0] to %bs : memref<?xf32> to memref<128xf32, #tile.scope<shared>>
+    tile.copy %bias[%c1] to %bs : memref<?xf32> to memref<128xf32, #tile.scope<shared>>
+    tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
+    // expected-remark @+1 {{not warp-specialized: the launch allocates other buffers than A, B and C, and one is filled more than once or before its alloc}}
+    tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
+      %k0 = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
+      tile.copy %B[%k0, %c0] to %Bs : memref<?x?xf16> to memref<32x128xf16, #tile.scope<shared>>
+      tile.gemm %As, %Bs, %Cf : memref<128x32xf16, #tile.scope<shared>>, memref<32x128xf16, #tile.scope<shared>>, memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.parallel (%i, %j) in [128, 128] {
+      %acc = memref.load %Cf[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+      %b = memref.load %bs[%j] : memref<128xf32, #tile.scope<shared>>
+      %s = arith.addf %acc, %b : f32
+      memref.store %s, %Cf[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+    }
+    tile.copy %Cf to %C[%c0, %c0] : memref<128x128xf32, #tile.scope<fragment>> to memref<?x?xf16>
   }
   return
 }

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
@@ -106,9 +107,36 @@ static bool isDefinedOutside(Value v, Operation *region) {
   return !region->isAncestor(def);
 }
 
+/// Why the staged operand `s` cannot be read from global memory by the
+/// epilogue (an empty string when it can): see GemmMatch.h.
+static std::string
+stagedProblem(StagedOperand s, Value C,
+              function_ref<bool(Operation *)> inEpilogue) {
+  Value buf = s.alloc.getBuffer();
+  if (!s.fill)
+    return "one is not filled by a copy from a global tensor";
+  Value src = s.fill.getSource();
+  if (!isGlobal(cast<MemRefType>(src.getType())) || !isa<BlockArgument>(src))
+    return "one is filled from a buffer other than a kernel argument";
+  if (src == C)
+    return "one is filled from C, which the kernel writes";
+  Type from = cast<MemRefType>(src.getType()).getElementType();
+  Type to = cast<MemRefType>(buf.getType()).getElementType();
+  if (from != to && !(isa<FloatType>(from) && isa<FloatType>(to)))
+    return "one is filled by an integer-converting copy";
+  for (Operation *user : buf.getUsers()) {
+    if (user == s.fill.getOperation())
+      continue;
+    if (!isa<memref::LoadOp>(user) || !inEpilogue(user))
+      return "one has uses other than its copy and loads in the epilogue";
+  }
+  return "";
+}
+
 /// Why `par` is not an elementwise epilogue on the accumulator `acc` (an
 /// empty string when it is one): see GemmMatch.h.
-static std::string epilogueProblem(ParallelOp par, Value acc, LaunchOp launch) {
+static std::string epilogueProblem(ParallelOp par, Value acc, LaunchOp launch,
+                                   const DenseSet<Value> &staged) {
   auto accType = cast<MemRefType>(acc.getType());
   if (par.getExtents() != accType.getShape())
     return "its extents are not the accumulator's shape";
@@ -129,10 +157,13 @@ static std::string epilogueProblem(ParallelOp par, Value acc, LaunchOp launch) {
                  "iteration's";
         continue;
       }
+      if (staged.contains(mem))
+        continue;
       if (!isGlobal(cast<MemRefType>(mem.getType())) ||
           !isDefinedOutside(mem, launch))
-        return "it reads a buffer other than the accumulator and global "
-               "tensors";
+        return "it reads a buffer other than the accumulator, global "
+               "tensors and on-chip buffers one copy fills from a global "
+               "tensor";
       continue;
     }
     if (auto store = dyn_cast<memref::StoreOp>(&op)) {
@@ -263,7 +294,13 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
                    rankB - 2 + bK, m.kt))
     return fail("the trip count must be ceildiv(K, KT) of A's or B's K");
 
-  // Launch body: allocs, pure ops, clear C, the loop, copy C out.
+  // Launch body: allocs, pure ops, clear C, the loop, copy C out; other
+  // buffers only as staged epilogue operands (GemmMatch.h).
+  DenseSet<Value> staged;
+  for (Operation &op : m.launch.getBodyBlock().without_terminator())
+    if (auto a = dyn_cast<AllocOp>(&op))
+      if (!llvm::is_contained({g.getA(), g.getB(), g.getC()}, a.getBuffer()))
+        staged.insert(a.getBuffer());
   for (Operation &op : m.launch.getBodyBlock().without_terminator()) {
     if (&op == loop.getOperation())
       continue;
@@ -276,7 +313,20 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
       else if (r == g.getC())
         m.cAlloc = a;
       else
-        return fail("the launch allocates other buffers");
+        m.staged.push_back({a, CopyOp{}});
+      continue;
+    }
+    if (auto c = dyn_cast<CopyOp>(&op); c && staged.contains(c.getTarget())) {
+      auto it = llvm::find_if(m.staged, [&](StagedOperand &s) {
+        return s.alloc.getBuffer() == c.getTarget();
+      });
+      if (it == m.staged.end() || it->fill)
+        return fail("the launch allocates other buffers than A, B and C, "
+                    "and one is filled more than once or before its alloc");
+      if (!m.epilogue.empty() || m.copyOut)
+        return fail("a buffer the epilogue reads is filled after the "
+                    "epilogue starts");
+      it->fill = c;
       continue;
     }
     if (auto c = dyn_cast<ClearOp>(&op)) {
@@ -295,7 +345,7 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
       if (!loop->isBeforeInBlock(&op) || m.copyOut)
         return fail("a 'tile.parallel' outside the epilogue (between the "
                     "loop and the copy of C out)");
-      std::string problem = epilogueProblem(par, g.getC(), m.launch);
+      std::string problem = epilogueProblem(par, g.getC(), m.launch, staged);
       if (!problem.empty())
         return fail("the 'tile.parallel' after the loop is not an "
                     "elementwise epilogue on the accumulator: " + problem);
@@ -337,6 +387,12 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
           user != m.clear && user != m.copyOut &&
           !(buf == g.getC() && inEpilogue(user)))
         return fail("a buffer has other uses");
+  for (StagedOperand s : m.staged) {
+    if (std::string problem = stagedProblem(s, m.C, inEpilogue);
+        !problem.empty())
+      return fail("the launch allocates other buffers than A, B and C, and " +
+                  problem);
+  }
   return m;
 }
 

@@ -39,6 +39,19 @@
 // stores to %Cf[%i, %j]; the Hopper kernel applies it to each accumulator
 // element (row %i, column %j of the tile) before C is stored.
 //
+// Staged epilogue operands: the epilogue may also read on-chip buffers
+// (shared, fragment or local) that one tile.copy fills from a global tensor
+// other than C, in the launch body before the first epilogue parallel (a
+// bias tile staged in shared memory, as TileLang programs write it):
+//
+//     %bs = tile.alloc : memref<TNxT, shared>
+//     tile.copy %bias[%n] to %bs              (before or after the loop)
+//     tile.parallel (%i, %j) in [TM, TN] { ... memref.load %bs[%j] ... }
+//
+// The Hopper kernels read the global element the copy would have put there
+// instead (zero out of bounds, converted to the buffer's element type), so
+// the buffer takes no shared memory and no barrier.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TILE_CONVERSION_TILETOSM90_ANALYSIS_GEMMMATCH_H
@@ -52,6 +65,13 @@
 
 namespace mlir::tile::sm90 {
 
+/// An on-chip buffer read by the epilogue and filled by one copy from a
+/// global tensor (see above).
+struct StagedOperand {
+  AllocOp alloc;
+  CopyOp fill;
+};
+
 struct GemmMatch {
   LaunchOp launch;
   AllocOp aAlloc, bAlloc, cAlloc;
@@ -60,6 +80,7 @@ struct GemmMatch {
   CopyOp copyA, copyB, copyOut;
   GemmOp gemm;
   SmallVector<ParallelOp> epilogue; // elementwise, in order
+  SmallVector<StagedOperand> staged; // epilogue operands staged on chip
   Value A, B, C;                  // global memrefs (kernel arguments)
   Value aRow, bCol, cRow, cCol;   // tile origins (defined outside the loop)
   /// The batch indices of A, B and C (their leading dims, outermost
@@ -75,6 +96,13 @@ struct GemmMatch {
   /// Whether any operand has batch dims.
   bool batched() const {
     return !aBatch.empty() || !bBatch.empty() || !cBatch.empty();
+  }
+  /// The staged operand whose on-chip buffer is `buffer`, or null.
+  const StagedOperand *stagedFor(Value buffer) const {
+    for (const StagedOperand &s : staged)
+      if (AllocOp(s.alloc).getBuffer() == buffer)
+        return &s;
+    return nullptr;
   }
 };
 
