@@ -221,6 +221,42 @@ def test_staged_epilogue_operands(compile_kernel, tmp_path, backend, tm, tn,
     assert rel_error(out, ref) < 2e-3
 
 
+def transposed_a_source(tm, tn, dtype="f16"):
+    path = EXAMPLES.parent / "test" / "E2E" / "kernels" / "gemm_at.mlir.in"
+    return path.read_text().format(TM=tm, TN=tn, KT=32, IN=dtype)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tm,tn,tile", [(128, 128, None), (128, 128, "large"),
+                                        (64, 64, None), (64, 64, "large"),
+                                        (256, 128, None), (128, 64, None)])
+@pytest.mark.parametrize("m,n,k", [(300, 520, 264), (1100, 2104, 200),
+                                   (333, 264, 136), (7, 136, 72)])
+def test_transposed_a(compile_kernel, tmp_path, backend, tm, tn, tile, m, n,
+                      k, monkeypatch):
+    # A stored K x M (kernels/gemm_at.mlir.in, transpose_a): on sm_90a the
+    # Hopper variants load A as 64x64 boxes and run MN-major wgmmas (M =
+    # 333: A's f16 row pitch is not a multiple of 16 bytes, the repacked or
+    # the tensor-map-free variant; M = 7: no narrow kernel for a K x M A).
+    if tile:
+        monkeypatch.setenv("TILE_GEMM_TILE", tile)
+    bundle = compile_kernel(transposed_a_source(tm, tn))
+    a, b = f16_inputs(65, m, n, k)
+    out = bundle.run(tmp_path, {"A": a.T.copy(), "B": b}, backend)["C"]
+    assert rel_error(out, ref_matmul(a, b)) < 2e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_transposed_a_bf16(compile_kernel, tmp_path, backend):
+    from test_cpu_kernels import round_to
+    bundle = compile_kernel(transposed_a_source(128, 128, "bf16"))
+    r = np.random.default_rng(66)
+    a = round_to(r.standard_normal((1025, 200)), "bf16")
+    b = round_to(r.standard_normal((200, 1032)), "bf16")
+    out = bundle.run(tmp_path, {"A": a.T.copy(), "B": b}, backend)["C"]
+    assert rel_error(out, ref_matmul(a, b)) < 1e-2
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("tm,tn", [(64, 128), (128, 64)])
 @pytest.mark.parametrize("tile", [None, "large"])

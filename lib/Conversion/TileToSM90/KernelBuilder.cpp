@@ -98,7 +98,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   if (ws.ldgLoads)
     nullPtr = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
   tmaA = UnrealizedConversionCastOp::create(
-             b, loc, tmaType({aBoxRows(), kBlockK}),
+             b, loc, tmaType(aBoxShape()),
              ws.ldgLoads ? nullPtr : tensorMaps[0])
              .getResult(0);
   tmaB = UnrealizedConversionCastOp::create(
@@ -109,7 +109,7 @@ LogicalResult KernelBuilder::build(IRMapping &mapping,
   tmaBLoad = tmaB;
   if (!ws.ldgLoads && !m.aBatch.empty())
     tmaALoad = UnrealizedConversionCastOp::create(
-                   b, loc, tmaType(batchBox(m.A, {aBoxRows(), kBlockK})),
+                   b, loc, tmaType(batchBox(m.A, aBoxShape())),
                    tensorMaps[0])
                    .getResult(0);
   if (!ws.ldgLoads && !m.bBatch.empty())
@@ -254,14 +254,23 @@ void KernelBuilder::emitLoad(Value it, Value kIt, Value aRow, Value bCol,
                                           Value{});
   Value stageOff = mul(stage, cst(stageBytes()));
   Value k0 = mul(kIt, cst(kBlockK));
-  // The boxes as the maps' rank has them (batchBox: unit batch dims).
-  for (int64_t a = 0; a < aRows() / aBoxRows(); ++a) {
-    Value aDst = view(smemType(batchBox(m.A, {aBoxRows(), kBlockK}), m.inType),
+  // The boxes as the maps' rank has them (batchBox: unit batch dims). A
+  // K x M A (transpose_a): aBoxRows() / 64 boxes of 64 columns per loadRow
+  // group, coordinates (column of M, K row).
+  const int64_t perGroup = aBoxRows() / aBoxM();
+  for (int64_t a = 0; a < aRows() / aBoxM(); ++a) {
+    Value aDst = view(smemType(batchBox(m.A, aBoxShape()), m.inType),
                       a == 0 ? stageOff
-                             : add(stageOff, cst(a * aBoxRows() * kBlockK * 2)));
-    nvgpu::TmaAsyncLoadOp::create(b, loc, aDst, full, tmaALoad,
-                                  tmaCoords({k0, loadRow(a, aRow)}, aBatch),
-                                  stage, Value{}, Value{});
+                             : add(stageOff, cst(a * aBoxM() * kBlockK * 2)));
+    Value row = loadRow(a / perGroup, aRow);
+    if (a % perGroup)
+      row = add(row, cst((a % perGroup) * aBoxM()));
+    nvgpu::TmaAsyncLoadOp::create(
+        b, loc, aDst, full, tmaALoad,
+        tmaCoords(m.transA ? ArrayRef<Value>{row, k0}
+                           : ArrayRef<Value>{k0, row},
+                  aBatch),
+        stage, Value{}, Value{});
   }
   for (int64_t h = 0; h < loadN() / 64; ++h) {
     Value bDst = view(smemType(batchBox(m.B, bBoxShape()), m.inType),
@@ -285,8 +294,8 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
   constexpr int64_t kChunk = 8;
   Value stage = view(smemType({stageBytes() / 2}, m.inType), stageOff);
   Value p = remu(tid, cst(128)); // the producer thread
-  Value M = memref::DimOp::create(b, loc, a, 0);
-  Value K = memref::DimOp::create(b, loc, a, 1);
+  Value M = memref::DimOp::create(b, loc, a, m.transA ? 1 : 0);
+  Value K = memref::DimOp::create(b, loc, a, m.aKDim());
   Value N = memref::DimOp::create(b, loc, bMat, m.transB ? 0 : 1);
   Value zero =
       arith::ConstantOp::create(b, loc, m.inType, b.getZeroAttr(m.inType));
@@ -338,9 +347,18 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
     Value x = arith::XOrIOp::create(b, loc, c, remu(row, cst(8)));
     return add(mul(row, cst(64)), mul(x, cst(kChunk)));
   };
-  // A: TM rows x 8 chunks.
+  // A: TM rows x 8 chunks, or (transpose_a) TM / 64 boxes of 64 K rows x
+  // 8 chunks of M columns, laid out like B's boxes below.
   for (int64_t j = 0; j < aRows() * 8 / 128; ++j) {
     Value q = add(p, cst(128 * j));
+    if (m.transA) {
+      Value h = divu(q, cst(512)), rem = remu(q, cst(512));
+      Value r = divu(rem, cst(8)), c = remu(rem, cst(8));
+      Value col = add(add(aRow, mul(h, cst(64))), mul(c, cst(kChunk)));
+      chunk(a, add(k0, r), col, K, M,
+            add(mul(h, cst(kBlockK * 64)), swizzled(r, c)));
+      continue;
+    }
     Value r = divu(q, cst(8)), c = remu(q, cst(8));
     chunk(a, add(aRow, r), add(k0, mul(c, cst(kChunk))), M, K,
           swizzled(r, c));
@@ -365,8 +383,8 @@ void KernelBuilder::emitLoadWithoutTma(Value stageOff, Value k0, Value aRow,
 }
 
 Value KernelBuilder::mainLoop(Value g0) {
-  if (m.transB)
-    return mainLoopKMajorB(g0);
+  if (m.transB || m.transA)
+    return mainLoopOwnWgmmas(g0);
   auto accType = nvgpu::WarpgroupAccumulatorType::get(
       ctx, VectorType::get({accRows(), loadN()}, b.getF32Type()));
   auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
@@ -405,14 +423,15 @@ Value KernelBuilder::mainLoop(Value g0) {
   return loop.getResult(0);
 }
 
-Value KernelBuilder::mainLoopKMajorB(Value g0) {
-  // The stage's B tile is loadN() rows of 64 K (boxes of 64 rows, back to
-  // back), K-major in the 128B swizzle exactly like A's rows: one
-  // descriptor of each covers the wgmma's rows, 8-row groups 1024 bytes
-  // apart. nvgpu.warpgroup.mma steps B's descriptor for an MN-major B
-  // only, so the wgmmas are built here: per 16 K, m64nNk16 (N = loadN())
-  // for each 64-row block of this warpgroup's A, both descriptors 32 bytes
-  // further along their rows; A's blocks are 64 rows (8192 bytes) apart.
+Value KernelBuilder::mainLoopOwnWgmmas(Value g0) {
+  // Operands as TMA wrote the stage (128B swizzle). A K-major operand (A
+  // of an M x K A, B of an N x K B) is rows of 64 K, one descriptor
+  // covering the wgmma's rows (8-row groups 1024 bytes apart); a 16 K step
+  // moves it 32 bytes along its rows. An MN-major operand (a K x M A, a
+  // K x N B) is boxes of 64 K rows x 64 columns; a 16 K step moves it 16
+  // rows (2048 bytes). Per 16 K: m64nNk16 (N = loadN()) for each 64-row
+  // block of this warpgroup's A; A's blocks are 8192 bytes apart in both
+  // layouts (64 rows of 64 K, or one box of 64 columns).
   const int64_t blocks = accRows() / 64, n = loadN();
   auto f32 = b.getF32Type();
   auto blockT = LLVM::LLVMStructType::getLiteral(
@@ -430,16 +449,24 @@ Value KernelBuilder::mainLoopKMajorB(Value g0) {
                                        ArrayRef<int64_t>{q});
 
   auto descAType = nvgpu::WarpgroupMatrixDescriptorType::get(
-      ctx, smemType({accRows(), kBlockK}, m.inType));
+      ctx, smemType(m.transA ? SmallVector<int64_t>{kBlockK, 64}
+                             : SmallVector<int64_t>{accRows(), kBlockK},
+                    m.inType));
+  SmallVector<int64_t> bShape = m.transB ? SmallVector<int64_t>{n, kBlockK}
+                                         : SmallVector<int64_t>{kBlockK, n};
   auto descBType = nvgpu::WarpgroupMatrixDescriptorType::get(
-      ctx, smemType({n, kBlockK}, m.inType));
+      ctx, smemType(bShape, m.inType));
   auto wgmmaType = NVVM::WGMMATypesAttr::get(
       ctx, m.inType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, int(n), 16);
   auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
-  // A row: K-major; B col: K-major.
-  auto layoutA = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row);
-  auto layoutB = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col);
+  // K-major: A row, B col; MN-major: A col, B row.
+  auto row = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row);
+  auto col = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col);
+  auto layoutA = m.transA ? col : row;
+  auto layoutB = m.transB ? col : row;
+  const int64_t aStep = m.transA ? 16 * 128 : 16 * 2;
+  const int64_t bStep = m.transB ? 16 * 2 : 16 * 128;
   Value aRowOff = aRowOffset();
 
   auto loop =
@@ -452,10 +479,8 @@ Value KernelBuilder::mainLoopKMajorB(Value g0) {
     Value acc = loop.getRegionIterArg(0);
     Value stage = waitFull(it);
     Value stageOff = mul(stage, cst(stageBytes()));
-    Value aTile =
-        view(smemType({accRows(), kBlockK}, m.inType), add(stageOff, aRowOff));
-    Value bTile =
-        view(smemType({n, kBlockK}, m.inType), add(stageOff, cst(aBytes())));
+    Value aTile = view(descAType.getTensor(), add(stageOff, aRowOff));
+    Value bTile = view(descBType.getTensor(), add(stageOff, cst(aBytes())));
     Value descA = descriptorBits(nvgpu::WarpgroupGenerateDescriptorOp::create(
         b, loc, descAType, aTile, tmaA));
     Value descB = descriptorBits(nvgpu::WarpgroupGenerateDescriptorOp::create(
@@ -468,8 +493,9 @@ Value KernelBuilder::mainLoopKMajorB(Value g0) {
     for (int64_t kk = 0; kk < kBlockK / 16; ++kk)
       for (int64_t q = 0; q < blocks; ++q)
         blockAcc[q] = NVVM::WgmmaMmaAsyncOp::create(
-            b, loc, blockT, blockAcc[q], descriptorPlus(descA, q * 64 * 128 + kk * 32),
-            descriptorPlus(descB, kk * 32), shape, wgmmaType, wgmmaType,
+            b, loc, blockT, blockAcc[q],
+            descriptorPlus(descA, q * 64 * 128 + kk * aStep),
+            descriptorPlus(descB, kk * bStep), shape, wgmmaType, wgmmaType,
             NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
             NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one,
             one, layoutA, layoutB, NVVM::MMAIntOverflowAttr{});

@@ -217,9 +217,10 @@ protected:
   /// g0, g0 + 1, ...; returns the accumulator. Releases every stage but the
   /// last it reads (the schedule releases that one after wait_group 0).
   Value mainLoop(Value g0);
-  /// mainLoop for a K-major B (transpose_b): the wgmmas built directly
-  /// (nvgpu.warpgroup.mma steps only an MN-major B); the same accumulator.
-  Value mainLoopKMajorB(Value g0);
+  /// mainLoop for a K-major B (transpose_b) or an MN-major A (transpose_a):
+  /// the wgmmas built directly (nvgpu.warpgroup.mma steps only a K-major A
+  /// and an MN-major B); the same accumulator.
+  Value mainLoopOwnWgmmas(Value g0);
   /// A wgmma matrix descriptor (nvgpu.warpgroup.generate.descriptor's
   /// result) as the i64 nvvm.wgmma.mma_async takes.
   Value descriptorBits(Value desc);
@@ -244,6 +245,17 @@ protected:
   void predicatedStore(Value C, Value row, Value col, Value v, Value pred);
 
   int64_t aBytes() const { return aRows() * kBlockK * 2; }
+  /// One TMA box of A in shared memory: aBoxRows() rows x 64 K, or, for a
+  /// K x M A (transpose_a), 64 K rows x 64 columns of M like a K x N B's
+  /// (aBoxRows() / 64 of them per loadRow group). A 64-row block of A takes
+  /// 8192 bytes of a stage either way, so a warpgroup's rows start at the
+  /// same offset (aRowOffset) in both layouts.
+  SmallVector<int64_t, 2> aBoxShape() const {
+    return m.transA ? SmallVector<int64_t, 2>{kBlockK, 64}
+                    : SmallVector<int64_t, 2>{aBoxRows(), kBlockK};
+  }
+  /// Rows of A (of M) one TMA box holds.
+  int64_t aBoxM() const { return m.transA ? 64 : aBoxRows(); }
   int64_t bBoxBytes() const { return kBlockK * 64 * 2; }
   /// One TMA box of B in shared memory: 64 K rows x 64 columns, or 64 rows
   /// of an N x K B (transpose_b) x 64 K.

@@ -44,23 +44,27 @@ LogicalResult sm90::recordVariantMetadata(ModuleOp module,
     // Without TMA (ws.ldgLoads): no maps, so the runtime has nothing to
     // refuse and launches it for any operands.
     SmallVector<TmaDescAttr> maps;
-    // The narrow kernel's A box has its rows (ws.narrowRows).
+    // The narrow kernel's A box has its rows (ws.narrowRows); a K x M A
+    // (transpose_a) has boxes of 64 columns by 64 K rows, like a K x N B.
     if (!ws.ldgLoads)
-      maps = {tma(m.A, kBlockK,
-                  ws.narrowRows > 0 ? ws.narrowRows
-                                    : m.tileM / ws.coarse.parts,
-                  m.inType),
+      maps = {m.transA ? tma(m.A, 64, kBlockK, m.inType)
+                       : tma(m.A, kBlockK,
+                             ws.narrowRows > 0 ? ws.narrowRows
+                                               : m.tileM / ws.coarse.parts,
+                             m.inType),
               m.transB ? tma(m.B, kBlockK, 64, m.inType)
                        : tma(m.B, 64, kBlockK, m.inType)};
     if (ws.tmaStore)
       maps.push_back(tma(m.C, 64, 64, m.outType, /*optional=*/true));
-    // Split-K: K is A's last dim, counted in hardware K tiles; the runtime
+    // Split-K: K is A's K dim (its last, or the one before for a K x M
+    // A), counted in hardware K tiles; the runtime
     // launches grid (tiles, S) and passes the workspace last, sized
     // tiles x S x the slice bytes.
     SmallVector<int64_t> splitK;
     if (ws.splitK)
       splitK = {cast<BlockArgument>(m.A).getArgNumber(),
-                cast<MemRefType>(m.A.getType()).getRank() - 1, kBlockK,
+                cast<MemRefType>(m.A.getType()).getRank() - 2 + m.aKDim(),
+                kBlockK,
                 built.workspaceSliceBytes};
     // Narrow: launched only when A and C have at most maxRows rows.
     SmallVector<int64_t> maxRows;

@@ -220,11 +220,10 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   if (!m.copyA || !m.copyB || !m.gemm)
     return fail("the loop body is not two copies and a gemm");
   GemmOp g = m.gemm;
-  if (g.getTransposeA())
-    return fail("the gemm transposes A (the TMA path reads A as M x K)");
   if (g.getClear())
     return fail("the gemm clears its accumulator (the TMA path clears it "
                 "once, before the loop)");
+  m.transA = g.getTransposeA();
   m.transB = g.getTransposeB();
   // Order the copies by the gemm operand they fill.
   if (m.copyA.getTarget() == g.getB() && m.copyB.getTarget() == g.getA())
@@ -259,8 +258,8 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
     return fail("operands must all be f16 or all bf16 (no converting copy)");
   if (!cTy.getElementType().isF32())
     return fail("the accumulator must be f32");
-  m.tileM = aTy.getDimSize(0);
-  m.kt = aTy.getDimSize(1);
+  m.tileM = aTy.getDimSize(m.transA ? 1 : 0);
+  m.kt = aTy.getDimSize(m.transA ? 0 : 1);
   m.tileN = bTy.getDimSize(m.transB ? 0 : 1);
   if (m.tileM != 64 && (m.tileM % 128 != 0 || m.tileM > kMaxSplitTileM))
     return fail("tile M must be 64 or a multiple of 128 up to " +
@@ -270,27 +269,28 @@ FailureOr<GemmMatch> sm90::matchSM90Gemm(PipelinedOp loop, std::string &why) {
   if (m.kt != 16 && m.kt != 32 && m.kt != 64 && m.kt != 128)
     return fail("tile K must be 16, 32, 64 or 128");
 
-  // Copy indices: A[row, k*kt], B[k*kt, col] (transpose_b: B[col, k*kt]);
-  // row/col loop-invariant.
+  // Copy indices: A[row, k*kt] (transpose_a: A[k*kt, row]), B[k*kt, col]
+  // (transpose_b: B[col, k*kt]); row/col loop-invariant.
   // Batched operands: their batch indices first.
   auto ai = m.copyA.getSourceIndices(), bi = m.copyB.getSourceIndices();
   m.aBatch = llvm::to_vector(ai.drop_back(2));
   m.bBatch = llvm::to_vector(bi.drop_back(2));
   ai = ai.take_back(2);
   bi = bi.take_back(2);
+  const unsigned aK = m.transA ? 0 : 1; // A's K dim (of its last two)
   const unsigned bK = m.transB ? 1 : 0; // B's K dim (of its last two)
-  if (!isIvTimes(ai[1], iv, m.kt) || !isIvTimes(bi[bK], iv, m.kt))
-    return fail(m.transB
-                    ? "the copies must read A[m, k*KT] and B[n, k*KT]"
-                    : "the copies must read A[m, k*KT] and B[k*KT, n]");
-  m.aRow = ai[0];
+  if (!isIvTimes(ai[aK], iv, m.kt) || !isIvTimes(bi[bK], iv, m.kt))
+    return fail(Twine("the copies must read ") +
+                (m.transA ? "A[k*KT, m]" : "A[m, k*KT]") + " and " +
+                (m.transB ? "B[n, k*KT]" : "B[k*KT, n]"));
+  m.aRow = ai[1 - aK];
   m.bCol = bi[1 - bK];
   if (!isDefinedOutside(m.aRow, loop) || !isDefinedOutside(m.bCol, loop))
     return fail("the tile origins must not depend on the loop");
   if (llvm::any_of(llvm::concat<Value>(m.aBatch, m.bBatch),
                    [&](Value v) { return !isDefinedOutside(v, loop); }))
     return fail("the batch indices must not depend on the loop");
-  if (!isTripCount(loop.getUpperBound(), m.A, rankA - 1, m.B,
+  if (!isTripCount(loop.getUpperBound(), m.A, rankA - 2 + aK, m.B,
                    rankB - 2 + bK, m.kt))
     return fail("the trip count must be ceildiv(K, KT) of A's or B's K");
 
@@ -518,6 +518,11 @@ static bool provablyNonNegative(Value v, LaunchOp launch) {
 
 LogicalResult sm90::narrowRowsApply(const GemmMatch &m, int64_t rows,
                                     std::string &why) {
+  if (m.transA) {
+    why = "A is stored K x M (transpose_a: the narrow kernel reads A's rows "
+          "as K-major boxes)";
+    return failure();
+  }
   if (m.batched()) {
     why = "the operands are batched (the runtime's max_rows rule reads the "
           "rows from dim 0)";

@@ -19,13 +19,17 @@
 //         or, B stored N x K (a linear layer's weight, y = x W^T):
 //       tile.copy %B[%n, %k*KT] to %Bs
 //       tile.gemm %As, %Bs, %Cf {transpose_b}
+//         and/or A stored K x M (a weight gradient's X^T dY), %As KTxTM:
+//       tile.copy %A[%k*KT, %m] to %As
+//       tile.gemm %As, %Bs, %Cf {transpose_a}
 //     }
 //     tile.parallel (%i, %j) in [TM, TN] {...}   an elementwise epilogue (0+)
 //     tile.copy %Cf to %C[%cm, %cn]            C: memref<?x?xf16|bf16|f32>
 //   }
 //
 // with TM in {64, 128}, TN a multiple of 64 up to 256, KT in {16, 32, 64}
-// and K = memref.dim of A's dim 1 or B's K dim (0, or 1 with transpose_b).
+// and K = memref.dim of A's K dim (1, or 0 with transpose_a) or B's K dim
+// (0, or 1 with transpose_b).
 //
 // Batched: any of A, B and C may have leading batch dims (rank 3 to 5, a
 // row-major BxMxK A, ...), copied by a rank-reducing tile.copy that drops
@@ -92,6 +96,12 @@ struct GemmMatch {
   /// 64 K, K-major like A's, and wgmma reads B K-major. Otherwise K x N,
   /// boxes of 64 K rows by 64 columns, read MN-major.
   bool transB = false;
+  /// A is stored K x M (transpose_a): its TMA boxes are 64 K rows by 64
+  /// columns of M, like a K x N B's, and wgmma reads A MN-major. Otherwise
+  /// M x K, boxes of rows by 64 K, read K-major.
+  bool transA = false;
+  /// A's K dim among its last two (0 for a K x M A).
+  unsigned aKDim() const { return transA ? 0 : 1; }
 
   /// Whether any operand has batch dims.
   bool batched() const {
