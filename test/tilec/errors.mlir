@@ -4,6 +4,8 @@
 // RUN: not tilec %s --target=vulkan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not tilec %s.missing -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not tilec %s --pass-pipeline='builtin.module(no-such-pass)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE
+// RUN: not tilec %S/Inputs/two-launches.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAUNCHES
+// RUN: not tilec %S/Inputs/two-launches.mlir --mlir-print-op-on-diagnostic -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPDUMP
 
 // RANGE: --out-idx 5 is out of range: the kernel has 2 parameters
 // SCALAR: --out-idx 1 names a scalar parameter; outputs must be tensors
@@ -13,6 +15,11 @@
 // TARGET-SAME: metal
 // MISSING: cannot read
 // PIPELINE: no-such-pass
+// An error on the kernel names the source line, without MLIR's op dump
+// (the whole function in generic form) unless asked for.
+// LAUNCHES: two-launches.mlir:2:1: error: a tile kernel must contain exactly one tile.launch, found 2
+// LAUNCHES-NOT: see current operation
+// OPDUMP: note: see current operation
 
 func.func @k(%x: memref<?xf32>, %s: f32) attributes {tile.kernel} {
   %c1 = arith.constant 1 : index

@@ -368,9 +368,14 @@ int main(int argc, char **argv) {
     }
   }
   context.loadAllAvailableDialects();
-  // Remarks point at the user's source line; the op dump MLIR attaches to
-  // every diagnostic would bury them.
-  if (remarks)
+  // Errors and remarks point at the user's source line; the op dump MLIR
+  // attaches to every diagnostic (the whole kernel in generic form for an
+  // error on the function) would bury them. --mlir-print-op-on-diagnostic
+  // given explicitly still decides.
+  auto &registered = llvm::cl::getRegisteredOptions();
+  auto printOp = registered.find("mlir-print-op-on-diagnostic");
+  if (printOp == registered.end() ||
+      printOp->second->getNumOccurrences() == 0)
     context.printOpOnDiagnostic(false);
 
   std::string output;
