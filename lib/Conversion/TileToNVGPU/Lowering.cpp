@@ -472,9 +472,17 @@ LogicalResult KernelLowering::createBuffers() {
     }
     case MemoryScope::fragment: {
       buf.layout = dyn_cast_or_null<FragmentLayoutAttr>(alloc.getLayoutAttr());
-      if (!buf.layout || !buf.layout.getInverse())
-        return alloc.emitError("fragment has no layout with an inverse map; "
-                               "run tile-infer-layouts first");
+      if (!buf.layout)
+        return alloc.emitError("fragment has no layout; run "
+                               "tile-infer-layouts first");
+      // Inferred layouts always carry one; a pinned layout may not.
+      if (!buf.layout.getInverse())
+        return alloc.emitError(
+            "fragment layout has no `inverse` map: a layout pinned with "
+            "tile.alloc {layout = ...} needs `inverse = (t, r) -> (...)` "
+            "(the tile index thread t's register r holds), which the GPU "
+            "code uses to walk each thread's registers (docs/dialect.md, "
+            "\"Fragment layouts\")");
       buf.registers = buf.layout.getNumRegisters(buf.type.getShape());
       auto type = MemRefType::get({buf.registers}, elt);
       buf.storage = memref::AllocaOp::create(b, loc, type);

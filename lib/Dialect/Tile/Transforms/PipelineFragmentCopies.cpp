@@ -17,9 +17,13 @@
 //     those;
 //   * target is written by no other op and read only inside the loop, after
 //     the copy in the iteration (so no value of it crosses iterations);
-// and the loop writes no global memory (no op of the body has a write
-// effect on a global memref or an unknown effect): the data a look-ahead
-// copy reads is then what the serial loop reads. Loops with global ->
+// and the loop writes no global memory the copy may read: the body's
+// global writes go to kernel arguments other than the copy's source and
+// not marked `tile.inplace` (the runtime refuses overlapping arguments
+// otherwise), and no op has a write effect on an unknown value or
+// undeclared effects. The data a look-ahead copy reads is then what the
+// serial loop reads (a normalization's second pass, reading X and writing
+// Y, is pipelined). Loops with global ->
 // shared copies are left to the cp.async pipeline, and loops with explicit
 // `stage` / `order` attributes (which describe that pipeline) are left
 // alone.
@@ -49,12 +53,15 @@
 #include "tile/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEPIPELINEFRAGMENTCOPIES
@@ -81,10 +88,29 @@ bool isGlobalToFragment(CopyOp copy) {
          isFragmentMemRef(copy.getTarget().getType());
 }
 
-/// The first op of the body that may write global memory: a write effect on
-/// a global memref or on no particular value, or effects it does not
-/// declare. Null when there is none.
-Operation *findGlobalWrite(PipelinedOp loop) {
+/// The kernel argument a global memref is (through view-like ops), if any.
+BlockArgument kernelArgumentOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return {};
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func || !func->hasAttr(TileDialect::kKernelAttrName))
+    return {};
+  return arg;
+}
+
+/// The global memory the body writes: the kernel arguments written, or the
+/// first op that writes global memory other than through a kernel argument
+/// without `tile.inplace` (a write effect on no particular value, effects
+/// it does not declare, an in-place argument, which may be the same memory
+/// as any other argument). The runtime refuses any overlap between a
+/// written argument and another one unless it is `tile.inplace`
+/// (docs/dialect.md), so a look-ahead copy from another argument reads
+/// what the serial loop reads.
+Operation *findGlobalWrites(PipelinedOp loop,
+                            llvm::SmallPtrSetImpl<Value> &written) {
   Operation *found = nullptr;
   loop.getBody().walk([&](Operation *op) {
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
@@ -100,10 +126,17 @@ Operation *findGlobalWrite(PipelinedOp loop) {
       if (!isa<MemoryEffects::Write>(e.getEffect()))
         continue;
       Value v = e.getValue();
-      if (!v || isGlobalMemRef(v.getType())) {
+      if (v && !isGlobalMemRef(v.getType()))
+        continue;
+      BlockArgument arg = v ? kernelArgumentOf(v) : BlockArgument{};
+      auto func = arg ? cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                      : func::FuncOp{};
+      if (!arg || func.getArgAttr(arg.getArgNumber(),
+                                  TileDialect::kInplaceAttrName)) {
         found = op;
         return WalkResult::interrupt();
       }
+      written.insert(arg);
     }
     return WalkResult::advance();
   });
@@ -117,7 +150,11 @@ Operation *bodyAncestor(PipelinedOp loop, Operation *op) {
 
 /// Why `copy` (a global -> fragment copy of the body) cannot run ahead;
 /// empty when it can.
-std::string whyNotProducer(PipelinedOp loop, CopyOp copy) {
+std::string whyNotProducer(PipelinedOp loop, CopyOp copy,
+                           const llvm::SmallPtrSetImpl<Value> &written) {
+  BlockArgument source = kernelArgumentOf(copy.getSource());
+  if (!written.empty() && (!source || written.contains(source)))
+    return "the loop writes the tensor it reads (or one it may alias)";
   Value target = copy.getTarget();
   auto alloc = target.getDefiningOp<AllocOp>();
   if (!alloc || loop->isAncestor(alloc))
@@ -209,9 +246,11 @@ struct TilePipelineFragmentCopiesPass
     if (toShared)
       return "the loop has global -> shared copies (the cp.async software "
              "pipeline's producers)";
-    if (Operation *w = findGlobalWrite(loop))
-      return "the loop may write global memory (" +
-             w->getName().getStringRef().str() + ")";
+    llvm::SmallPtrSet<Value, 4> written;
+    if (Operation *w = findGlobalWrites(loop, written))
+      return "the loop may write global memory that its copies read (" +
+             w->getName().getStringRef().str() +
+             " writes no kernel argument, or a tile.inplace one)";
     std::string firstWhy;
     loop.getBody().walk([&](CopyOp copy) {
       if (isGlobalToFragment(copy) &&
@@ -222,7 +261,7 @@ struct TilePipelineFragmentCopiesPass
     for (auto copy : loop.getBodyBlock().getOps<CopyOp>()) {
       if (!isGlobalToFragment(copy))
         continue;
-      std::string why = whyNotProducer(loop, copy);
+      std::string why = whyNotProducer(loop, copy, written);
       if (why.empty())
         producers.push_back(copy);
       else if (firstWhy.empty())
