@@ -2,7 +2,8 @@
 //
 // The one text form of a loaded or inspected kernel, printed by both
 // `tilec --info` and `tile-run --info`: interface (parameters, outputs,
-// symbols, launch shape) and the bundle's sections.
+// symbols, launch shape), the hardware-specific variants and the bundle's
+// sections.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -66,6 +67,40 @@ std::string describe(const tile_kernel &k) {
     appendf(out, "  #%zu %-10s tensor %s [%s]%s%s\n", i, p.name.c_str(),
             p.dtypeName.c_str(), dims.c_str(), p.output ? " output" : "",
             p.outSlot >= 0 ? " (allocated when omitted)" : "");
+  }
+  // The hardware-specific variants, in the order the runtime tries them
+  // (docs/bundle.md "Kernel variants"; entry.kernel runs any launch none
+  // takes): what a launch may run, and its rule.
+  if (!plan.variants.empty()) {
+    out += "variants\n";
+    for (const VariantPlan &v : plan.variants) {
+      std::string rules;
+      auto rule = [&](const std::string &r) {
+        rules += (rules.empty() ? "" : ", ") + r;
+      };
+      if (!v.schedule.empty())
+        rule(v.schedule);
+      if (v.gridSms)
+        rule("persistent");
+      if (v.maxTiles)
+        rule("max_tiles " + str(v.maxTiles));
+      if (v.maxRows)
+        rule("max_rows " + str(v.maxRows));
+      if (v.kParam >= 0)
+        rule("split-K over param #" + str(v.kParam) + " dim " + str(v.kDim));
+      if (v.coarsen[0] * v.coarsen[1] * v.coarsen[2] > 1)
+        rule("coarsen " + str(v.coarsen[0]) + "x" + str(v.coarsen[1]) + "x" +
+             str(v.coarsen[2]));
+      if (v.split > 1)
+        rule("split " + str(v.split));
+      if (v.tma.empty())
+        rule("no tensor maps");
+      else
+        rule(str(int64_t(v.tma.size())) + " tensor maps");
+      appendf(out, "  %s (%s, %s): %lld threads, %lld bytes shared; %s\n",
+              v.kernel.c_str(), v.kind.c_str(), v.chip.c_str(),
+              (long long)v.block[0], (long long)v.sharedBytes, rules.c_str());
+    }
   }
   out += "sections\n";
   for (const tile::bundle::SectionView &s : k.bundle.sections)
