@@ -17,7 +17,12 @@ M, N = T.symbolic("M, N")
 @tile.jit(out_idx=-1)
 def rms_norm(A: T.Tensor((M, N)), B: T.Tensor((M, N)), block_M=4, block_N=512, eps=1e-6):
     with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+        # One fragment per pass: each pass's loads of the next column tile
+        # are issued before the current one's math (num_stages=2 doubles
+        # each fragment in registers), which needs the fragment to be that
+        # loop's own.
         a = T.alloc_fragment((block_M, block_N), T.float32)
+        b = T.alloc_fragment((block_M, block_N), T.float32)
         rms = T.alloc_fragment((block_M,), T.float32)
         T.clear(rms)
         for k in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
@@ -28,10 +33,10 @@ def rms_norm(A: T.Tensor((M, N)), B: T.Tensor((M, N)), block_M=4, block_N=512, e
         for i in T.Parallel(block_M):
             rms[i] = T.rsqrt(rms[i] / N + eps)
         for k in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
-            T.copy(A[bx * block_M, k * block_N], a)
+            T.copy(A[bx * block_M, k * block_N], b)
             for i, j in T.Parallel(block_M, block_N):
-                a[i, j] *= rms[i]
-            T.copy(a, B[bx * block_M, k * block_N])
+                b[i, j] *= rms[i]
+            T.copy(b, B[bx * block_M, k * block_N])
 
 
 def main(m=1000, n=3000):

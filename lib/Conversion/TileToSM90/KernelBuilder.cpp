@@ -602,19 +602,49 @@ Value KernelBuilder::stagedLoad(StagedOperand s, memref::LoadOp load,
     at.push_back(x);
   }
   Type from = cast<MemRefType>(src.getType()).getElementType();
-  auto ifOp = scf::IfOp::create(
-      b, loc, inBounds,
-      [&](OpBuilder &tb, Location tl) {
-        scf::YieldOp::create(
-            tb, tl, memref::LoadOp::create(tb, tl, src, at).getResult());
-      },
-      [&](OpBuilder &eb, Location el) {
-        scf::YieldOp::create(
-            eb, el,
-            arith::ConstantOp::create(eb, el, from, eb.getZeroAttr(from))
-                .getResult());
-      });
-  Value v = ifOp.getResult(0);
+  Value v;
+  const int64_t bits = from.getIntOrFloatBitWidth();
+  if (bits == 16 || bits == 32) {
+    // One predicated PTX load (zero unless in bounds) at the address
+    // memref.load would use: no branch per element (a branch each made the
+    // epilogue 5-9% slower than clamped loads on the H200), and the address
+    // is only dereferenced in bounds, so an empty tensor is never read.
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, src);
+    Value element = meta.getOffset();
+    for (auto [d, x] : llvm::enumerate(at))
+      element = add(element, mul(x, meta.getStrides()[d]));
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+        b, loc, meta.getBaseBuffer());
+    Value addr = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(), add(base, mul(element, cst(bits / 8))));
+    Value ptr = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx), addr);
+    auto intT = b.getIntegerType(unsigned(bits));
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, intT, ValueRange{ptr, inBounds},
+        bits == 16 ? "{ mov.b16 $0, 0; @$2 ld.global.b16 $0, [$1]; }"
+                   : "{ mov.b32 $0, 0; @$2 ld.global.b32 $0, [$1]; }",
+        bits == 16 ? "=h,l,b" : "=r,l,b",
+        /*has_side_effects=*/false, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    v = arith::BitcastOp::create(b, loc, from, asmOp.getResult(0));
+  } else {
+    auto ifOp = scf::IfOp::create(
+        b, loc, inBounds,
+        [&](OpBuilder &tb, Location tl) {
+          scf::YieldOp::create(
+              tb, tl, memref::LoadOp::create(tb, tl, src, at).getResult());
+        },
+        [&](OpBuilder &eb, Location el) {
+          scf::YieldOp::create(
+              eb, el,
+              arith::ConstantOp::create(eb, el, from, eb.getZeroAttr(from))
+                  .getResult());
+        });
+    v = ifOp.getResult(0);
+  }
   Type to = load.getType();
   if (from == to)
     return v;

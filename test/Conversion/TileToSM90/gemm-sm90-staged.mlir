@@ -9,16 +9,19 @@
 // CHECK-LABEL: gpu.func @staged_bias_kernel_sm90(
 // CHECK-SAME: %[[ROWB:[a-z0-9]+]]: memref<?xf16>, %[[COLB:[a-z0-9]+]]: memref<?xf16>
 // CHECK: nvgpu.warpgroup.mma
+// Each element: one predicated load (zero unless the index is below the
+// tensor's dim), no branch; rowb's converted to f32 like its copy.
 // CHECK: %[[RDIM:.*]] = memref.dim %[[ROWB]]
 // CHECK: %[[RIN:.*]] = arith.cmpi ult, %{{.*}}, %[[RDIM]] : index
-// CHECK: %[[R:.*]] = scf.if %[[RIN]] -> (f16) {
-// CHECK:   memref.load %[[ROWB]]
-// CHECK: } else {
-// CHECK:   arith.constant 0.000000e+00 : f16
-// CHECK: arith.extf %[[R]] : f16 to f32
-// CHECK: %[[CDIM:.*]] = memref.dim %[[COLB]]
-// CHECK: scf.if %{{.*}} -> (f16) {
-// CHECK:   memref.load %[[COLB]]
+// CHECK: memref.extract_strided_metadata %[[ROWB]]
+// CHECK: %[[R:.*]] = llvm.inline_asm asm_dialect = att "{ mov.b16 $0, 0; @$2 ld.global.b16 $0, [$1]; }", "=h,l,b" %{{.*}}, %[[RIN]] : (!llvm.ptr, i1) -> i16
+// CHECK: %[[RF:.*]] = arith.bitcast %[[R]] : i16 to f16
+// CHECK: arith.extf %[[RF]] : f16 to f32
+// CHECK: memref.dim %[[COLB]]
+// CHECK: memref.extract_strided_metadata %[[COLB]]
+// CHECK: llvm.inline_asm
+// CHECK-NOT: scf.if %{{.*}} -> (f16)
+
 func.func @staged_bias(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %rowb: memref<?xf16>, %colb: memref<?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -15,8 +15,9 @@
 //   * source memref and indices are recomputable ahead: loop invariants,
 //     the induction variable, and side-effect-free ops of the body over
 //     those;
-//   * target is written by no other op and read only inside the loop, after
-//     the copy in the iteration (so no value of it crosses iterations);
+//   * target is used (read, or written in place) only inside the loop,
+//     after the copy in the iteration (so no value of it crosses
+//     iterations);
 // and the loop writes no global memory the copy may read: the body's
 // global writes go to kernel arguments other than the copy's source and
 // not marked `tile.inplace` (the runtime refuses overlapping arguments
@@ -183,13 +184,9 @@ std::string whyNotProducer(PipelinedOp loop, CopyOp copy,
     if (!iface)
       return "its target is used by an op with undeclared effects (" +
              user->getName().getStringRef().str() + ")";
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    iface.getEffects(effects);
-    for (const auto &e : effects)
-      if (!isa<MemoryEffects::Read>(e.getEffect()) &&
-          (!e.getValue() || e.getValue() == target))
-        return "its target is also written by " +
-               user->getName().getStringRef().str();
+    // Writes after the copy (in place: x = x * x) are the iteration's own:
+    // the look-ahead copy of iteration i + D fills another fragment, and
+    // x_k is refilled only after iteration i is done with it.
   }
   return "";
 }
