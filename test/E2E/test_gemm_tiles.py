@@ -196,20 +196,24 @@ def test_epilogue_rows_and_columns(compile_kernel, tmp_path, backend, tm, tn,
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("tm,tn,tile", [(128, 128, None), (128, 128, "large"),
-                                        (64, 64, None), (256, 128, None)])
+@pytest.mark.parametrize("tm,tn,tile,scope", [
+    (128, 128, None, "shared"), (128, 128, "large", "shared"),
+    (64, 64, None, "shared"), (256, 128, None, "shared"),
+    (128, 128, None, "fragment"), (64, 64, "large", "fragment")])
 @pytest.mark.parametrize("m,n,k", [(300, 520, 264), (1025, 1032, 200),
                                    (7, 136, 72)])
 def test_staged_epilogue_operands(compile_kernel, tmp_path, backend, tm, tn,
-                                  tile, m, n, k, monkeypatch):
+                                  tile, scope, m, n, k, monkeypatch):
     # The same epilogue with the bias tiles staged on chip by tile.copy
-    # (kernels/gemm_staged_bias.mlir.in): on sm_90a every Hopper variant
-    # reads them from global memory, zero past M and N (M = 7: the narrow
-    # kernels).
+    # (kernels/gemm_staged_bias.mlir.in; the row tile in shared memory or
+    # a fragment): on sm_90a every Hopper variant reads them from global
+    # memory, zero past M and N (M = 7: the narrow kernels); the generic
+    # kernels read a fragment row tile from registers.
     if tile:
         monkeypatch.setenv("TILE_GEMM_TILE", tile)
     path = EXAMPLES.parent / "test" / "E2E" / "kernels" / "gemm_staged_bias.mlir.in"
-    bundle = compile_kernel(path.read_text().format(TM=tm, TN=tn, KT=32))
+    bundle = compile_kernel(path.read_text().format(TM=tm, TN=tn, KT=32,
+                                                    RSCOPE=scope))
     a, b = f16_inputs(63, m, n, k)
     rng = np.random.default_rng(64)
     rowb = rng.standard_normal(m).astype(np.float16)

@@ -453,6 +453,47 @@ struct TileInferLayoutsPass
     });
     propagate();
 
+    // 2b. A vector read by row (column) in an elementwise tile.parallel on
+    // an mma accumulator (a per-row scale, a bias tile copied into a
+    // fragment, TileLang style) takes the accumulator's row (column) slice
+    // like the statistics above: each thread holds the entries of its own
+    // rows (columns), so the parallel runs in registers instead of through
+    // shared memory.
+    launch.walk([&](ParallelOp par) {
+      ArrayRef<int64_t> ext = par.getExtents();
+      if (ext.size() != 2)
+        return;
+      Block &body = par.getBodyBlock();
+      Value iv0 = body.getArgument(0), iv1 = body.getArgument(1);
+      std::optional<MmaWarpTiling> tiling;
+      par.walk([&](Operation *op) {
+        auto load = dyn_cast<memref::LoadOp>(op);
+        auto store = dyn_cast<memref::StoreOp>(op);
+        Value m = load ? load.getMemRef() : store ? store.getMemRef() : Value();
+        ValueRange idx = load    ? load.getIndices()
+                         : store ? store.getIndices()
+                                 : ValueRange();
+        if (tiling || !m || !isFragment(m) || shapeOf(m) != ext ||
+            idx.size() != 2 || idx[0] != iv0 || idx[1] != iv1)
+          return;
+        tiling = matchMmaAccumulatorLayout(layoutOf(m), shapeOf(m));
+      });
+      if (!tiling)
+        return;
+      par.walk([&](memref::LoadOp load) {
+        Value m = load.getMemRef();
+        if (!needs(m) || load.getIndices().size() != 1)
+          return;
+        Value i = load.getIndices()[0];
+        unsigned keep = i == iv0 ? 0 : i == iv1 ? 1 : 2;
+        if (keep == 2 || shapeOf(m)[0] != ext[keep])
+          return;
+        chosen[m] = getMmaSliceLayout(ctx, ext[0], ext[1], threads, *tiling,
+                                      keep);
+      });
+    });
+    propagate();
+
     // 3. Small reduction targets are replicated in every thread.
     launch.walk([&](ReduceOp red) {
       Value t = red.getTarget();
