@@ -183,9 +183,14 @@ def test_epilogue_rows_and_columns(compile_kernel, tmp_path, backend, tm, tn,
     # the epilogue with its elements' rows within their own launch block.
     if tile:
         monkeypatch.setenv("TILE_GEMM_TILE", tile)
-    bundle = compile_kernel(bias2d_source(tm, tn))
-    a, b = f16_inputs(60, m, n, k)
-    rng = np.random.default_rng(61)
+    check_row_col_bias(compile_kernel(bias2d_source(tm, tn)), tmp_path,
+                       backend, m, n, k, seed=60)
+
+
+def check_row_col_bias(bundle, tmp_path, backend, m, n, k, seed):
+    """Runs C = relu(A B + rowb[m] + colb[n]) and checks it."""
+    a, b = f16_inputs(seed, m, n, k)
+    rng = np.random.default_rng(seed + 1)
     rowb = rng.standard_normal(m).astype(np.float16)
     colb = rng.standard_normal(n).astype(np.float16)
     out = bundle.run(tmp_path, {"A": a, "B": b, "rowb": rowb, "colb": colb},
@@ -214,15 +219,7 @@ def test_staged_epilogue_operands(compile_kernel, tmp_path, backend, tm, tn,
     path = EXAMPLES.parent / "test" / "E2E" / "kernels" / "gemm_staged_bias.mlir.in"
     bundle = compile_kernel(path.read_text().format(TM=tm, TN=tn, KT=32,
                                                     RSCOPE=scope))
-    a, b = f16_inputs(63, m, n, k)
-    rng = np.random.default_rng(64)
-    rowb = rng.standard_normal(m).astype(np.float16)
-    colb = rng.standard_normal(n).astype(np.float16)
-    out = bundle.run(tmp_path, {"A": a, "B": b, "rowb": rowb, "colb": colb},
-                     backend)["C"]
-    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) +
-                     rowb[:, None] + colb[None, :], 0)
-    assert rel_error(out, ref) < 2e-3
+    check_row_col_bias(bundle, tmp_path, backend, m, n, k, seed=63)
 
 
 def transposed_a_source(tm, tn, dtype="f16"):
