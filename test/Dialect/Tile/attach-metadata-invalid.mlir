@@ -65,3 +65,20 @@ func.func @same_names(%a: memref<?xf32> {tile.name = "x"}, %b: memref<?xf32> {ti
   }
   return
 }
+
+// -----
+
+// An output the runtime may allocate uninitialized cannot be accumulated
+// into (the sum would start from garbage, silently).
+// expected-note @+1 {{the output}}
+func.func @accumulated_output(%x: memref<?xf32>, %y: memref<?xf32> {tile.name = "Y", tile.output}) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%b) in (%c1) threads(32) {
+    %f = tile.alloc : memref<32xf32, #tile.scope<fragment>>
+    tile.copy %x[%c0] to %f : memref<?xf32> to memref<32xf32, #tile.scope<fragment>>
+    // expected-error @+1 {{'Y' is a tile.output (allocated uninitialized when the caller omits it) but this atomic accumulates into it: drop tile.output and have the caller pass the tensor}}
+    tile.atomic_tile add %f to %y[%c0] : memref<32xf32, #tile.scope<fragment>> to memref<?xf32>
+  }
+  return
+}

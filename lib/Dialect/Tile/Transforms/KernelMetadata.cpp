@@ -379,6 +379,37 @@ static KernelParamAttr buildParam(func::FuncOp kernel, unsigned i) {
     inplace = kernel.getArgAttr(i, TileDialect::kInplaceAttrName) != nullptr;
     access = computeParamAccess(kernel.getArgument(i));
   }
+  // An output the runtime may allocate (uninitialized, like torch.empty)
+  // must not be accumulated into: an atomic reads what is there first, so
+  // an omitted output would give garbage, silently.
+  if (output) {
+    Operation *atomic = nullptr;
+    kernel.walk([&](Operation *op) {
+      Value target;
+      if (auto a = dyn_cast<AtomicOp>(op))
+        target = a.getBuffer();
+      else if (auto a = dyn_cast<AtomicTileOp>(op))
+        target = a.getTarget();
+      while (target && target.getDefiningOp<ViewLikeOpInterface>())
+        target = target.getDefiningOp<ViewLikeOpInterface>().getViewSource();
+      if (target == kernel.getArgument(i)) {
+        atomic = op;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (atomic) {
+      InFlightDiagnostic d = atomic->emitError("'")
+                             << name.getValue()
+                             << "' is a tile.output (allocated uninitialized "
+                                "when the caller omits it) but this atomic "
+                                "accumulates into it: drop tile.output and "
+                                "have the caller pass the tensor (zeroed, or "
+                                "holding what to accumulate onto)";
+      d.attachNote(kernel.getArgument(i).getLoc()) << "the output";
+      return nullptr;
+    }
+  }
   auto param = KernelParamAttr::getChecked(
       [&] { return kernel.emitError(); }, ctx, name, type,
       ArrayRef<StringAttr>(dims), access, output, inplace);
