@@ -270,6 +270,33 @@ mlir::tile::matchMfmaAccumulatorLayout(FragmentLayoutAttr layout,
   return std::nullopt;
 }
 
+FragmentLayoutAttr mlir::tile::getMfmaSliceLayout(MLIRContext *ctx,
+                                                  int64_t threads,
+                                                  const MmaWarpTiling &w,
+                                                  unsigned keepDim) {
+  const int64_t wave = kMfmaWaveSize;
+  AffineExpr i = getAffineDimExpr(0, ctx);
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr tw = t.floorDiv(wave), tl = t % wave;
+  AffineExpr thread, index, elt;
+  int64_t replicate;
+  if (keepDim == 0) {
+    thread = i.floorDiv(w.warpM) * (w.warpsN * wave) + (i % 16).floorDiv(4) * 16;
+    index = (i % w.warpM).floorDiv(16) * 4 + i % 4;
+    elt = tw.floorDiv(w.warpsN) * w.warpM + r.floorDiv(4) * 16 +
+          tl.floorDiv(16) * 4 + r % 4;
+    replicate = 16 * w.warpsN;
+  } else {
+    thread = i.floorDiv(w.warpN) * wave + i % 16;
+    index = (i % w.warpN).floorDiv(16);
+    elt = (tw % w.warpsN) * w.warpN + r * 16 + tl % 16;
+    replicate = 4 * w.warpsM;
+  }
+  return FragmentLayoutAttr::get(ctx, AffineMap::get(1, 0, thread),
+                                 AffineMap::get(1, 0, index), threads,
+                                 replicate, AffineMap::get(2, 0, elt));
+}
+
 SwizzleAttr mlir::tile::getMfmaLdsSwizzle(MLIRContext *ctx, int64_t rowBytes) {
   // LDS: 32 banks of 4 bytes, a 128-byte window. Each lane reads 8 bytes
   // (4 f16/bf16 of k) of its own row; XOR the 8-byte chunk index with the
@@ -454,7 +481,7 @@ struct TileInferLayoutsPass
     propagate();
 
     // 2b. A vector read by row (column) in an elementwise tile.parallel on
-    // an mma accumulator (a per-row scale, a bias tile copied into a
+    // an mma or MFMA accumulator (a per-row scale, a bias tile copied into a
     // fragment, TileLang style) takes the accumulator's row (column) slice
     // like the statistics above: each thread holds the entries of its own
     // rows (columns), so the parallel runs in registers instead of through
@@ -466,6 +493,7 @@ struct TileInferLayoutsPass
       Block &body = par.getBodyBlock();
       Value iv0 = body.getArgument(0), iv1 = body.getArgument(1);
       std::optional<MmaWarpTiling> tiling;
+      bool mfmaAcc = false;
       par.walk([&](Operation *op) {
         auto load = dyn_cast<memref::LoadOp>(op);
         auto store = dyn_cast<memref::StoreOp>(op);
@@ -477,6 +505,9 @@ struct TileInferLayoutsPass
             idx.size() != 2 || idx[0] != iv0 || idx[1] != iv1)
           return;
         tiling = matchMmaAccumulatorLayout(layoutOf(m), shapeOf(m));
+        if (!tiling && (tiling = matchMfmaAccumulatorLayout(layoutOf(m),
+                                                             shapeOf(m))))
+          mfmaAcc = true;
       });
       if (!tiling)
         return;
@@ -488,8 +519,9 @@ struct TileInferLayoutsPass
         unsigned keep = i == iv0 ? 0 : i == iv1 ? 1 : 2;
         if (keep == 2 || shapeOf(m)[0] != ext[keep])
           return;
-        chosen[m] = getMmaSliceLayout(ctx, ext[0], ext[1], threads, *tiling,
-                                      keep);
+        chosen[m] = mfmaAcc ? getMfmaSliceLayout(ctx, threads, *tiling, keep)
+                            : getMmaSliceLayout(ctx, ext[0], ext[1], threads,
+                                                *tiling, keep);
       });
     });
     propagate();

@@ -101,6 +101,15 @@ FragmentLayoutAttr getMfmaAccumulatorLayout(MLIRContext *ctx, int64_t m,
 std::optional<MmaWarpTiling>
 matchMfmaAccumulatorLayout(FragmentLayoutAttr layout, ArrayRef<int64_t> shape);
 
+/// getMmaSliceLayout for the MFMA accumulator layout above: row i lives in
+/// the 16 lanes of each wave of its wave row that hold rows 4 * ((i % 16)
+/// / 4) + {0..3} of its 16-row tile (register 4 * ((i % warpM) / 16) + i %
+/// 4); column j in the 4 lanes l with l % 16 = j % 16 of each wave of its
+/// wave column (register (j % warpN) / 16).
+FragmentLayoutAttr getMfmaSliceLayout(MLIRContext *ctx, int64_t threads,
+                                      const MmaWarpTiling &tiling,
+                                      unsigned keepDim);
+
 /// The swizzle of an LDS gemm operand whose rows are `rowBytes` long: the
 /// 8-byte chunk (what one lane reads per MFMA) XORed with the row index
 /// above the 128-byte bank window, so that the 16 rows read by 16 lanes
