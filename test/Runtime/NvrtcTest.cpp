@@ -19,8 +19,10 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
+#include <vector>
 
 using namespace tiletest;
 
@@ -92,11 +94,20 @@ const char *kSource = "extern \"C\" __global__ void add_kernel() {}\n";
 struct NvrtcEnv {
   std::string cache;
   NvrtcEnv() {
-    cache = ::testing::TempDir() + "/tile-nvrtc-cache-" +
-            std::to_string(::getpid());
+    // A fresh directory per test, removed after it: a name from the pid
+    // alone met a cache a finished run had left under a reused pid, whose
+    // hit made the counted compile not happen.
+    std::string pattern = ::testing::TempDir() + "/tile-nvrtc-cache-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    cache = ::mkdtemp(name.data()) ? name.data() : pattern;
     ::setenv("TILE_CACHE_DIR", cache.c_str(), 1);
     ::setenv("TILE_CUDA_DRIVER", TILE_TEST_MOCK_CUDA_SO, 1);
     ::setenv("TILE_NVRTC_PATH", TILE_TEST_MOCK_NVRTC_SO, 1);
+  }
+  ~NvrtcEnv() {
+    std::error_code ignored;
+    std::filesystem::remove_all(cache, ignored);
   }
 };
 
