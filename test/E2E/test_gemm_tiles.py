@@ -187,6 +187,13 @@ def test_epilogue_rows_and_columns(compile_kernel, tmp_path, backend, tm, tn,
                        backend, m, n, k, seed=60)
 
 
+def skip_large_on_metal(m, n, k):
+    # The Metal CPU shim runs every thread as an OS thread: a 300x520x264
+    # GEMM takes minutes there; the small shapes are its evidence.
+    if TARGET == "metal" and m * n * k > 20_000_000:
+        pytest.skip("metal shim: the small shapes of this test run there")
+
+
 def check_row_col_bias(bundle, tmp_path, backend, m, n, k, seed):
     """Runs C = relu(A B + rowb[m] + colb[n]) and checks it."""
     a, b = f16_inputs(seed, m, n, k)
@@ -214,6 +221,7 @@ def test_staged_epilogue_operands(compile_kernel, tmp_path, backend, tm, tn,
     # a fragment): on sm_90a every Hopper variant reads them from global
     # memory, zero past M and N (M = 7: the narrow kernels); the generic
     # kernels read a fragment row tile from registers.
+    skip_large_on_metal(m, n, k)
     if tile:
         monkeypatch.setenv("TILE_GEMM_TILE", tile)
     path = EXAMPLES.parent / "test" / "E2E" / "kernels" / "gemm_staged_bias.mlir.in"
@@ -239,6 +247,7 @@ def test_transposed_a(compile_kernel, tmp_path, backend, tm, tn, tile, m, n,
     # Hopper variants load A as 64x64 boxes and run MN-major wgmmas (M =
     # 333: A's f16 row pitch is not a multiple of 16 bytes, the repacked or
     # the tensor-map-free variant; M = 7: no narrow kernel for a K x M A).
+    skip_large_on_metal(m, n, k)
     if tile:
         monkeypatch.setenv("TILE_GEMM_TILE", tile)
     bundle = compile_kernel(transposed_a_source(tm, tn))
