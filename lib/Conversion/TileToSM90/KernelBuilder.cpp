@@ -609,16 +609,7 @@ Value KernelBuilder::stagedLoad(StagedOperand s, memref::LoadOp load,
     // memref.load would use: no branch per element (a branch each made the
     // epilogue 5-9% slower than clamped loads on the H200), and the address
     // is only dereferenced in bounds, so an empty tensor is never read.
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, src);
-    Value element = meta.getOffset();
-    for (auto [d, x] : llvm::enumerate(at))
-      element = add(element, mul(x, meta.getStrides()[d]));
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(
-        b, loc, meta.getBaseBuffer());
-    Value addr = arith::IndexCastUIOp::create(
-        b, loc, b.getI64Type(), add(base, mul(element, cst(bits / 8))));
-    Value ptr = LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(ctx), addr);
+    Value ptr = elementPointer(src, at, bits / 8);
     auto intT = b.getIntegerType(unsigned(bits));
     auto asmOp = LLVM::InlineAsmOp::create(
         b, loc, intT, ValueRange{ptr, inBounds},
@@ -654,23 +645,28 @@ Value KernelBuilder::stagedLoad(StagedOperand s, memref::LoadOp load,
   return arith::TruncFOp::create(b, loc, to, v);
 }
 
+Value KernelBuilder::elementPointer(Value mem, ValueRange indices,
+                                   int64_t bytes) {
+  // The element's address as memref.load/store computes it: the aligned
+  // pointer plus (offset + sum of index * stride) elements (the
+  // descriptor's offset and strides, whatever the caller passed).
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
+  Value element = meta.getOffset();
+  for (auto [d, x] : llvm::enumerate(indices))
+    element = add(element, mul(x, meta.getStrides()[d]));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, meta.getBaseBuffer());
+  Value addr = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(), add(base, mul(element, cst(bytes))));
+  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
+                                  addr);
+}
+
 void KernelBuilder::predicatedStore(Value C, Value row, Value col, Value v,
                                     Value pred) {
   const int64_t bytes = v.getType().getIntOrFloatBitWidth() / 8;
   assert((bytes == 2 || bytes == 4) && "16- or 32-bit elements");
-  // The element's address as memref.store computes it: the aligned
-  // pointer plus (offset + row * stride0 + col * stride1) elements (the
-  // descriptor's offset and strides, whatever the caller passed).
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, C);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
-      b, loc, meta.getBaseBuffer());
-  Value element = add(meta.getOffset(),
-                      add(mul(row, meta.getStrides()[0]),
-                          mul(col, meta.getStrides()[1])));
-  Value at = add(base, mul(element, cst(bytes)));
-  Value addr = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), at);
-  Value ptr = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
-                                       addr);
+  Value ptr = elementPointer(C, {row, col}, bytes);
   Value bits = arith::BitcastOp::create(
       b, loc, b.getIntegerType(unsigned(8 * bytes)), v);
   NVVM::InlinePtxOp::create(b, loc, TypeRange{}, ValueRange{ptr, bits},

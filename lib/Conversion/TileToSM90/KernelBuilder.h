@@ -243,6 +243,10 @@ protected:
   /// PTX store, not a branch, so that ptxas keeps the loads around it
   /// batched (a branch per store made it pair each load with its store).
   void predicatedStore(Value C, Value row, Value col, Value v, Value pred);
+  /// The generic address of element `indices` of `mem` (elements of
+  /// `bytes` bytes), as memref.load/store would compute it: for the
+  /// predicated PTX accesses above and stagedLoad.
+  Value elementPointer(Value mem, ValueRange indices, int64_t bytes);
 
   int64_t aBytes() const { return aRows() * kBlockK * 2; }
   /// One TMA box of A in shared memory: aBoxRows() rows x 64 K, or, for a
