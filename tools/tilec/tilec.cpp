@@ -144,6 +144,12 @@ cl::opt<bool> fpContract(
              "(like nvcc --fmad=true); false keeps each operation rounded "
              "separately (results closer to the CPU target's)"),
     cl::init(true), cl::cat(tilecCategory));
+cl::opt<bool> preciseDiv(
+    "precise-div",
+    cl::desc("CUDA: keep f32 divisions correctly rounded (div.rn.f32); by "
+             "default they compile to div.full.f32, at most 2 ulp off, as "
+             "with nvcc --prec-div=false and in Triton"),
+    cl::init(false), cl::cat(tilecCategory));
 cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("Verify the IR after every pass of the lowering (slower; for "
@@ -343,6 +349,7 @@ int main(int argc, char **argv) {
   options.toolkitPath = toolkit;
   options.remarks = remarks;
   options.fpContract = fpContract;
+  options.preciseDiv = preciseDiv;
   options.verifyEachPass = verifyEach;
 
   if (printToolchain) {

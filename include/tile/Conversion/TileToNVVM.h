@@ -46,6 +46,12 @@ struct TileToNVVMPipelineOptions
                      "(tile-fp-contract): mul + add become fma, as with "
                      "nvcc --fmad=true"),
       llvm::cl::init(true)};
+  Option<bool> preciseDiv{
+      *this, "precise-div",
+      llvm::cl::desc("Keep the kernels' f32 divisions IEEE (div.rn.f32); by "
+                     "default tile-nvvm-fast-div makes them div.full.f32 "
+                     "(at most 2 ulp), as nvcc --prec-div=false and Triton"),
+      llvm::cl::init(false)};
   Option<bool> wsPingPong{
       *this, "ws-pingpong",
       llvm::cl::desc("convert-tile-to-nvgpu's ws-pingpong: the consumer "

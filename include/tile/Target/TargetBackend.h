@@ -77,6 +77,9 @@ struct CompileOptions {
   /// into one fma (nvcc's --fmad=true, the default there too); tilec
   /// --fp-fusion=false keeps every float operation separately rounded.
   bool fpContract = true;
+  /// GPU targets (cuda): f32 divisions stay IEEE (div.rn.f32); by default
+  /// they are PTX div.full.f32, at most 2 ulp off (tilec --precise-div).
+  bool preciseDiv = false;
   /// Run MLIR's verifier after every pass of the lowering pipelines (tilec
   /// --verify-each), as tile-opt does by default. Off, the input and each
   /// pipeline's result are still verified once: on the sm_90a GEMM the

@@ -84,6 +84,8 @@ void mlir::tile::buildTileToNVVMPipeline(
   if (opts.fpContract)
     pm.addPass(createTileFPContract());
   pm.addPass(createTileNVVMFtzExp2());
+  if (!opts.preciseDiv)
+    pm.addPass(createTileNVVMFastDiv());
   pm.addPass(memref::createExpandStridedMetadataPass());
   // Views of kernel parameters (memref.subview, collapse/expand_shape) leave
   // affine.apply offset and stride arithmetic.

@@ -242,6 +242,7 @@ public:
     pipeline.format = "none";
     pipeline.remarks = options.remarks;
     pipeline.fpContract = options.fpContract;
+    pipeline.preciseDiv = options.preciseDiv;
     buildTileToNVVMPipeline(pm, pipeline);
   }
 
