@@ -172,6 +172,31 @@ TEST(NvrtcMock, CompilesForTheDeviceArchAndLaunchesLikeFfi) {
   EXPECT_EQ(nv->compiles, 2);
 }
 
+// The source's kernel may need more dynamic shared memory than the
+// metadata's (an sm_90a cubin's) value: its constant says how much, and the
+// nvrtc backend launches with that (opted in above 48 KiB).
+TEST(NvrtcMock, SourceSharedBytesRaiseTheLaunchs) {
+  if (realNvrtcLoaded())
+    GTEST_SKIP() << "the real NVRTC was loaded earlier in this process";
+  if (mockNvrtcLoaded() || loaded(TILE_TEST_MOCK_CUDA_SO))
+    GTEST_SKIP() << "the mock NVRTC or driver was used earlier in this "
+                    "process (this test reads their state)";
+  NvrtcEnv env;
+  ::setenv("MOCK_CUDA_NVRTC_SHARED", "69632", 1);
+  KernelGuard k(load(nvrtcBundle(kSource), "nvrtc"));
+  ASSERT_TRUE(k.k) << tile_last_error();
+  auto *cu = mockState<MockCudaPrefix>(TILE_TEST_MOCK_CUDA_SO,
+                                       "mock_cuda_state");
+  ASSERT_TRUE(cu);
+  float c0 = 0;
+  tile_status st = launchAdd(k, 1000, &c0);
+  ::unsetenv("MOCK_CUDA_NVRTC_SHARED");
+  ASSERT_EQ(st, TILE_STATUS_OK) << tile_last_error();
+  EXPECT_EQ(c0, 3.0f);
+  EXPECT_EQ(cu->shared, 69632u);
+  EXPECT_EQ(cu->func_shared_attr, 69632);
+}
+
 TEST(NvrtcMock, LogIsTheError) {
   if (realNvrtcLoaded())
     GTEST_SKIP() << "the real NVRTC was loaded earlier in this process";

@@ -38,6 +38,15 @@ uint32_t crc32(const void *data, size_t size, uint32_t crc = 0);
 uint64_t metadataHash(std::string_view metadata);
 inline constexpr char kMetadataHashSuffix[] = "__tile_metadata_hash";
 
+/// The dynamic shared memory the `cuda` section's kernel needs when that is
+/// more than the metadata's `shared_bytes`: the CUDA C++ is the sm_80
+/// lowering, and on sm_90a the cubin's kernel (wgmma layouts) can need less
+/// (e.g. no cross-warp reduction scratch). The CUDA C++ then defines the
+/// 8-byte constant `NAME + kNvrtcSharedBytesSuffix`, which the nvrtc backend
+/// reads (cuModuleGetGlobal) and launches with; absent, the metadata's
+/// value is the kernel's.
+inline constexpr char kNvrtcSharedBytesSuffix[] = "__tile_nvrtc_shared_bytes";
+
 /// A section to write.
 struct Section {
   std::string name; // 1..23 printable ASCII characters

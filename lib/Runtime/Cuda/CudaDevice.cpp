@@ -17,6 +17,7 @@
 #include "Nvrtc.h"
 #include "SharedObject.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -174,7 +175,7 @@ public:
                       errorText(r) + " (grid [" + str(gx) + ", " + str(gy) +
                       ", " + str(gz) + "], block [" + str(block_[0]) + ", " +
                       str(block_[1]) + ", " + str(block_[2]) + "], " +
-                      str(shared_) + " bytes of dynamic shared memory)");
+                      str(shared_.load()) + " bytes of dynamic shared memory)");
     return TILE_STATUS_OK;
   }
 
@@ -312,6 +313,8 @@ private:
       a.cuModuleUnload(l.module);
       return false;
     }
+    if (nvrtc_)
+      raiseSharedForSource(l.module);
     r = a.cuModuleGetFunction(&l.fn, l.module, entry_.c_str());
     if (r != kSuccess) {
       a.cuModuleUnload(l.module);
@@ -330,7 +333,7 @@ private:
       if (optin > 0 && shared_ > unsigned(optin)) {
         a.cuModuleUnload(l.module);
         fail(TILE_STATUS_LAUNCH_FAILED,
-             "kernel '" + name_ + "' needs " + str(shared_) +
+             "kernel '" + name_ + "' needs " + str(shared_.load()) +
                  " bytes of shared memory, but " + where + " allows " +
                  str(optin) + " per block");
         return false;
@@ -341,7 +344,7 @@ private:
         a.cuModuleUnload(l.module);
         fail(TILE_STATUS_LAUNCH_FAILED,
              "kernel '" + name_ + "': cannot raise the dynamic shared memory "
-             "limit to " + str(shared_) + " bytes: " + errorText(r));
+             "limit to " + str(shared_.load()) + " bytes: " + errorText(r));
         return false;
       }
     }
@@ -485,6 +488,25 @@ private:
     return true;
   }
 
+  /// Backend nvrtc: the CUDA C++ (the sm_80 lowering) may need more dynamic
+  /// shared memory than the metadata's shared_bytes (an sm_90a cubin's);
+  /// its constant NAME + kNvrtcSharedBytesSuffix says how much (Bundle.h).
+  /// The same source for every device, so the same value: kept for all
+  /// launches. Called under mu_.
+  void raiseSharedForSource(CUmodule module) const {
+    std::string symbol = name_ + bundle::kNvrtcSharedBytesSuffix;
+    CUdeviceptr p = 0;
+    size_t bytes = 0;
+    uint64_t need = 0;
+    if (drv_->api.cuModuleGetGlobal(&p, &bytes, module, symbol.c_str()) !=
+            kSuccess ||
+        bytes != sizeof need ||
+        drv_->api.cuMemcpyDtoH(&need, p, sizeof need) != kSuccess)
+      return; // none: the metadata's value is the kernel's
+    if (need > shared_ && need <= UINT32_MAX)
+      shared_ = unsigned(need);
+  }
+
   /// The device code's metadata hash, when it has one, must be this
   /// (docs/bundle.md, "Trust model"); false after fail().
   bool checkHash(CUmodule module, const char *how) const {
@@ -513,7 +535,11 @@ private:
   std::vector<ParamRef> params_;
   std::vector<VariantSpec> variants_;
   unsigned block_[3] = {1, 1, 1};
-  unsigned shared_ = 0;
+  /// Dynamic shared memory per launch: the metadata's, raised once by the
+  /// nvrtc backend's first module load where its source needs more
+  /// (raiseSharedForSource, the same value for every device; atomic since
+  /// launches read it outside mu_).
+  mutable std::atomic<unsigned> shared_{0};
   std::unique_ptr<std::atomic<Loaded *>[]> slots_;
   mutable std::mutex mu_;
   mutable std::once_flag nativeOnce_;

@@ -519,15 +519,17 @@ LogicalResult CUDATarget::generate(ModuleOp module,
 }
 
 /// The kernel description parts both lowerings must agree on (the source has
-/// no sm_90a variants): the CUDA C++ launches with the bundle's metadata.
-/// `source` may need less dynamic shared memory than `lowered` (the sm_90a
-/// generic kernel aligns its wgmma operands); launching with more is safe.
+/// no sm_90a variants): the CUDA C++ launches with the bundle's metadata,
+/// except for the dynamic shared memory, which may differ either way: the
+/// sm_90a generic kernel aligns its wgmma operands (the source may need
+/// less; launching with more is safe), and the source's mma.sync layouts
+/// may need a cross-warp reduction scratch the wgmma layouts do not (it
+/// then says so in the source, kNvrtcSharedBytesSuffix).
 bool sameLaunch(const KernelMetadata &source, const KernelMetadata &lowered) {
   KernelMetadata x = source, y = lowered;
   x.variants.clear();
   y.variants.clear();
-  if (x.sharedBytes <= y.sharedBytes)
-    x.sharedBytes = y.sharedBytes;
+  x.sharedBytes = y.sharedBytes;
   return x.toJSONString() == y.toJSONString();
 }
 
@@ -562,6 +564,12 @@ LogicalResult CUDATarget::generateFromUnlowered(ModuleOp unlowered,
   std::string hash = cuda->deviceConstant(
       md->name + ::tile::bundle::kMetadataHashSuffix,
       ::tile::bundle::metadataHash(md->toJSONString(/*pretty=*/true)));
+  // More dynamic shared memory than the metadata's (the cubin's) value: the
+  // nvrtc backend reads this and launches the source's kernel with it.
+  if (sourceMd->sharedBytes > md->sharedBytes)
+    hash += "\n" + cuda->deviceConstant(
+                       md->name + ::tile::bundle::kNvrtcSharedBytesSuffix,
+                       uint64_t(sourceMd->sharedBytes));
   std::string source;
   TimingScope printTiming = nestTiming(options, "print CUDA C++");
   if (failed(printCUDASource(unlowered, hash, source)))
