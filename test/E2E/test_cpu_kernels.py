@@ -272,6 +272,34 @@ def test_reduce(compile_kernel, tmp_path, backend, dtype, kind, clear):
         assert rel_error(out, ref) < 1e-5
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+@pytest.mark.parametrize("kind", ["sum", "max"])
+@pytest.mark.parametrize("threads", [32, 64, 128])
+def test_column_reduce(compile_kernel, tmp_path, backend, dtype, kind,
+                       threads):
+    # A reduction over dim 0 (column statistics): 128 threads give each
+    # column two holders (combined through shared memory), 64 and 32 one.
+    src = (KERNELS / "column_reduce.mlir.in").read_text().format(
+        T=dtype, KIND=kind, NEUTRAL=NEUTRAL[(dtype, kind)], THREADS=threads)
+    bundle = compile_kernel(src)
+    r = rng(11)
+    m, n = 77, 300
+    if dtype == "f32":
+        x = r.standard_normal((m, n)).astype(np.float32)
+        y = r.standard_normal(n).astype(np.float32)
+    else:
+        x = r.integers(-1000, 1000, (m, n)).astype(np.int32)
+        y = r.integers(-1000, 1000, n).astype(np.int32)
+    out = bundle.run(tmp_path, {"X": x, "Y": y}, backend)["Y"]
+    red = {"sum": np.sum, "max": np.max}[kind](x.astype(np.float64), axis=0)
+    ref = COMBINE[kind](y.astype(np.float64), red)
+    if dtype == "i32":
+        np.testing.assert_array_equal(out, ref.astype(np.int32))
+    else:
+        assert rel_error(out, ref) < 1e-5
+
+
 # --------------------------------------------------------------------------
 # tile.pipelined with global -> fragment producers (register multi-buffering
 # by tile-pipeline-fragment-copies for stages >= 2; stages(1) is the serial

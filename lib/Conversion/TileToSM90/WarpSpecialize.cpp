@@ -59,7 +59,7 @@ struct TileWarpSpecializePass
     if (remarks)
       getOperation().walk([&](LaunchOp launch) {
         if (launch.getBody().getOps<PipelinedOp>().empty() && hasGemm(launch))
-          launch->emitRemark("not warp-specialized: the launch has no "
+          launch->emitRemark("no sm90 GEMM kernels: the launch has no "
                              "tile.pipelined loop (the sm_90a path is a "
                              "pipelined GEMM K loop)");
       });
@@ -70,7 +70,7 @@ struct TileWarpSpecializePass
       if (failed(m)) {
         // Remarks say why a GEMM loop keeps the sm_80 lowering.
         if (remarks && hasGemm(loop))
-          loop->emitRemark("not warp-specialized: ") << why;
+          loop->emitRemark("no sm90 GEMM kernels: ") << why;
         return;
       }
       // A launch tile of more than 128 rows runs as 128-row CTA tiles
@@ -80,7 +80,7 @@ struct TileWarpSpecializePass
       if (m->tileM > 128) {
         if (failed(splitTile(*m, 256, why))) {
           if (remarks)
-            loop->emitRemark("not warp-specialized: the ")
+            loop->emitRemark("no sm90 GEMM kernels: the ")
                 << m->tileM << "-row launch tile would run as CTA tiles of "
                 << "128 rows, but " << why;
           return;

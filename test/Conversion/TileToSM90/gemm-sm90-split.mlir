@@ -69,7 +69,7 @@ func.func @g256(%A: memref<?x?xf16> {tile.name = "A", tile.dims = ["M", "K"]},
 // -----
 
 // 192 rows: neither 64 nor a multiple of 128; the sm_80 lowering.
-// REMARK: remark: not warp-specialized: tile M must be 64 or a multiple of 128 up to 512
+// REMARK: remark: no sm90 GEMM kernels: tile M must be 64 or a multiple of 128 up to 512
 // CHECK-LABEL: func.func @g192(
 // CHECK-NOT: g192_kernel_sm90
 func.func @g192(%A: memref<?x?xf16> {tile.name = "A", tile.dims = ["M", "K"]},
@@ -109,7 +109,7 @@ func.func @g192(%A: memref<?x?xf16> {tile.name = "A", tile.dims = ["M", "K"]},
 
 // A 1-D grid whose block index moves both A's row and B's column: no
 // split tiles, so the sm_80 lowering, and a remark says why.
-// REMARK: remark: not warp-specialized: the 256-row launch tile would run as CTA tiles of 128 rows, but no launch grid axis moves only A's tile row (and no batch index)
+// REMARK: remark: no sm90 GEMM kernels: the 256-row launch tile would run as CTA tiles of 128 rows, but no launch grid axis moves only A's tile row (and no batch index)
 // CHECK-LABEL: func.func @g1d(
 // CHECK-NOT: g1d_kernel_sm90
 func.func @g1d(%A: memref<?x?xf16> {tile.name = "A", tile.dims = ["M", "K"]},

@@ -141,7 +141,7 @@ func.func @partial_k(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf1
     %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
     %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
     tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
-    // expected-remark @+1 {{not warp-specialized: the trip count must be ceildiv(K, KT) of A's or B's K}}
+    // expected-remark @+1 {{no sm90 GEMM kernels: the trip count must be ceildiv(K, KT) of A's or B's K}}
     tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
       %k0 = arith.muli %k, %c32 : index
       tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
@@ -175,7 +175,7 @@ func.func @batch_in_the_middle(%A: memref<?x?x?xf16>, %B: memref<?x?x?xf16>, %C:
     %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
     %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
     tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
-    // expected-remark @+1 {{not warp-specialized: the 'tile.copy' of A does not take a tile of the last two dims (a batched operand's copy drops exactly its leading dims)}}
+    // expected-remark @+1 {{no sm90 GEMM kernels: the 'tile.copy' of A does not take a tile of the last two dims (a batched operand's copy drops exactly its leading dims)}}
     tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
       %k0 = arith.muli %k, %c32 : index
       tile.copy %A[%c0, %bz, %k0] to %As drop_dims [1] : memref<?x?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
@@ -207,7 +207,7 @@ func.func @extra_work(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf
     %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
     %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
     tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
-    // expected-remark @+1 {{not warp-specialized: the loop body has an op other than index arithmetic, two copies and a gemm: 'tile.fill'}}
+    // expected-remark @+1 {{no sm90 GEMM kernels: the loop body has an op other than index arithmetic, two copies and a gemm: 'tile.fill'}}
     tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
       %k0 = arith.muli %k, %c32 : index
       tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
@@ -239,7 +239,7 @@ func.func @transposed_epilogue(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: mem
     %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
     %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
     tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
-    // expected-remark @+1 {{not warp-specialized: the 'tile.parallel' after the loop is not an elementwise epilogue on the accumulator: it reads the accumulator at another element than the iteration's}}
+    // expected-remark @+1 {{no sm90 GEMM kernels: the 'tile.parallel' after the loop is not an elementwise epilogue on the accumulator: it reads the accumulator at another element than the iteration's}}
     tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
       %k0 = arith.muli %k, %c32 : index
       tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
@@ -278,7 +278,7 @@ func.func @no_loop(%X: memref<?xf32>) attributes {tile.kernel} {
 func.func @gemm_without_loop(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // expected-remark @+1 {{not warp-specialized: the launch has no tile.pipelined loop (the sm_90a path is a pipelined GEMM K loop)}}
+  // expected-remark @+1 {{no sm90 GEMM kernels: the launch has no tile.pipelined loop (the sm_90a path is a pipelined GEMM K loop)}}
   tile.launch blocks(%bx) in (%c1) threads(128) {
     %As = tile.alloc : memref<128x32xf16, #tile.scope<shared>>
     %Bs = tile.alloc : memref<32x128xf16, #tile.scope<shared>>
@@ -389,7 +389,7 @@ func.func @staged_from_c(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x
     %Cf = tile.alloc : memref<128x128xf32, #tile.scope<fragment>>
     tile.copy %C[%c0, %c0] to %Rs : memref<?x?xf16> to memref<128x128xf16, #tile.scope<shared>>
     tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
-    // expected-remark @+1 {{not warp-specialized: the launch allocates other buffers than A, B and C, and one is filled from C, which the kernel writes}}
+    // expected-remark @+1 {{no sm90 GEMM kernels: the launch allocates other buffers than A, B and C, and one is filled from C, which the kernel writes}}
     tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
       %k0 = arith.muli %k, %c32 : index
       tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>
@@ -429,7 +429,7 @@ func.func @staged_written(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %bias: memre
     tile.copy %bias[%c0] to %bs : memref<?xf32> to memref<128xf32, #tile.scope<shared>>
     tile.copy %bias[%c1] to %bs : memref<?xf32> to memref<128xf32, #tile.scope<shared>>
     tile.clear %Cf : memref<128x128xf32, #tile.scope<fragment>>
-    // expected-remark @+1 {{not warp-specialized: the launch allocates other buffers than A, B and C, and one is filled more than once or before its alloc}}
+    // expected-remark @+1 {{no sm90 GEMM kernels: the launch allocates other buffers than A, B and C, and one is filled more than once or before its alloc}}
     tile.pipelined %k = %c0 to %nk step %c1 stages(3) {
       %k0 = arith.muli %k, %c32 : index
       tile.copy %A[%c0, %k0] to %As : memref<?x?xf16> to memref<128x32xf16, #tile.scope<shared>>

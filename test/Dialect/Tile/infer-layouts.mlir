@@ -138,3 +138,40 @@ func.func @epilogue_vectors(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %s: memref
   }
   return
 }
+
+// A column statistic (reduce over dim 0) of a fragment copied from global
+// memory lives in the threads holding its column: 16x256 f32 in 16-byte
+// chunks over 128 threads is 64 chunks per row, so thread t holds column
+// chunk t % 64 and each column has 2 holders; over 32 threads (2 chunks
+// per thread per row) each column has one holder, the 1-D chunk layout.
+// CHECK-LABEL: func.func @column_statistics
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0) -> (d0 floordiv 4), index = (d0) -> (d0 mod 4), threads = 128, replicate = 2, inverse = (d0, d1) -> ((d0 mod 64) * 4 + d1)>} : memref<256xf32, #tile.scope<fragment>>
+// CHECK-LABEL: func.func @column_statistics_one_holder
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0) -> ((d0 floordiv 4) mod 32), index = (d0) -> (((d0 floordiv 4) floordiv 32) * 4 + d0 mod 4), threads = 32, inverse = {{.*}}>} : memref<256xf32, #tile.scope<fragment>>
+func.func @column_statistics(%X: memref<?x?xf32>, %Y: memref<?xf32>)
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc : memref<16x256xf32, #tile.scope<fragment>>
+    %s = tile.alloc : memref<256xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] to %x : memref<?x?xf32> to memref<16x256xf32, #tile.scope<fragment>>
+    tile.reduce sum %x into %s {dim = 0 : i64, clear} : memref<16x256xf32, #tile.scope<fragment>> into memref<256xf32, #tile.scope<fragment>>
+    tile.copy %s to %Y[%c0] : memref<256xf32, #tile.scope<fragment>> to memref<?xf32>
+  }
+  return
+}
+
+func.func @column_statistics_one_holder(%X: memref<?x?xf32>, %Y: memref<?xf32>)
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(32) {
+    %x = tile.alloc : memref<16x256xf32, #tile.scope<fragment>>
+    %s = tile.alloc : memref<256xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] to %x : memref<?x?xf32> to memref<16x256xf32, #tile.scope<fragment>>
+    tile.reduce max %x into %s {dim = 0 : i64, clear} : memref<16x256xf32, #tile.scope<fragment>> into memref<256xf32, #tile.scope<fragment>>
+    tile.copy %s to %Y[%c0] : memref<256xf32, #tile.scope<fragment>> to memref<?xf32>
+  }
+  return
+}

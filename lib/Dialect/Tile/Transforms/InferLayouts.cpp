@@ -82,6 +82,47 @@ FragmentLayoutAttr mlir::tile::getVectorLinearLayout(MLIRContext *ctx,
   return FragmentLayoutAttr::get(ctx, thread, index, threads, 1, inverse);
 }
 
+FragmentLayoutAttr mlir::tile::getColumnSliceLayout(MLIRContext *ctx,
+                                                    int64_t cols,
+                                                    int64_t threads,
+                                                    int64_t vec) {
+  if (vec < 1 || cols % vec != 0)
+    return {};
+  int64_t chunks = cols / vec;
+  if (chunks % threads == 0)
+    return getVectorLinearLayout(ctx, {cols}, threads, vec);
+  if (threads % chunks != 0)
+    return {};
+  // Thread t holds column chunk t % P of every row it has (its chunks are
+  // t + threads * k, and P divides threads); canonical owner: thread j / vec.
+  AffineExpr j = getAffineDimExpr(0, ctx);
+  auto thread = AffineMap::get(1, 0, j.floorDiv(vec));
+  auto index = AffineMap::get(1, 0, j % vec);
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  auto inverse = AffineMap::get(2, 0, (t % chunks) * vec + r);
+  return FragmentLayoutAttr::get(ctx, thread, index, threads,
+                                 threads / chunks, inverse);
+}
+
+std::optional<int64_t>
+mlir::tile::matchVectorLinearLayout(FragmentLayoutAttr layout,
+                                    ArrayRef<int64_t> shape, int64_t threads) {
+  if (!layout || shape.empty() || layout.getThreads() != threads)
+    return std::nullopt;
+  MLIRContext *ctx = layout.getContext();
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  for (int64_t vec : {16, 8, 4, 2}) {
+    if (shape.back() % vec == 0 && n % (threads * vec) == 0 &&
+        layout == getVectorLinearLayout(ctx, shape, threads, vec))
+      return vec;
+  }
+  if (n % threads == 0 && layout == getLinearLayout(ctx, shape, threads))
+    return 1;
+  return std::nullopt;
+}
+
 FragmentLayoutAttr mlir::tile::getReplicatedLayout(MLIRContext *ctx,
                                                    ArrayRef<int64_t> shape,
                                                    int64_t threads) {
@@ -526,11 +567,17 @@ struct TileInferLayoutsPass
     });
     propagate();
 
-    // 3. Small reduction targets are replicated in every thread.
+    // 3. Small reduction targets are replicated in every thread; column
+    // statistics (a reduction over the rows of a 2-D fragment) wait for
+    // their source's layout (step 4b).
+    auto columnStatistic = [&](ReduceOp red) {
+      return red.getDim() == 0 && shapeOf(red.getSource()).size() == 2 &&
+             isFragment(red.getSource());
+    };
     launch.walk([&](ReduceOp red) {
       Value t = red.getTarget();
       auto shape = cast<MemRefType>(t.getType()).getShape();
-      if (needs(t) && numElementsOf(shape) <= 256)
+      if (needs(t) && numElementsOf(shape) <= 256 && !columnStatistic(red))
         chosen[t] = getReplicatedLayout(ctx, shape, threads);
     });
     propagate();
@@ -562,6 +609,29 @@ struct TileInferLayoutsPass
             numElementsOf(shape) % (threads * vec) == 0)
           chosen[frag] = getVectorLinearLayout(ctx, shape, threads, vec);
       }
+    });
+    propagate();
+
+    // 4b. A column statistic lives in the threads holding its column
+    // (getColumnSliceLayout) when the source is laid out in row chunks:
+    // replicated in every thread, each thread's registers would hold
+    // different columns in different threads, and the reduction went
+    // through a local-memory array of the whole row (a 16x256 column mean
+    // took 255 registers, 6.6 KiB of spills and 7 s of ptxas). Otherwise
+    // replicated as step 3 does.
+    launch.walk([&](ReduceOp red) {
+      Value t = red.getTarget();
+      if (!needs(t) || !columnStatistic(red))
+        return;
+      auto s = shapeOf(red.getSource());
+      FragmentLayoutAttr slice;
+      if (std::optional<int64_t> vec = matchVectorLinearLayout(
+              layoutOf(red.getSource()), s, threads))
+        slice = getColumnSliceLayout(ctx, s[1], threads, *vec);
+      if (slice)
+        chosen[t] = slice;
+      else if (s[1] <= 256)
+        chosen[t] = getReplicatedLayout(ctx, {s[1]}, threads);
     });
     propagate();
 

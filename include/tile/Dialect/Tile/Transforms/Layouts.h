@@ -29,6 +29,23 @@ FragmentLayoutAttr getVectorLinearLayout(MLIRContext *ctx,
                                          ArrayRef<int64_t> shape,
                                          int64_t threads, int64_t vec);
 
+/// The layout of a column statistic (a vector of C) of an R x C fragment in
+/// getVectorLinearLayout({R, C}, threads, vec): element j in exactly the
+/// threads that hold column j, so a reduction over the rows is thread-local
+/// and then a combine among those threads, and an elementwise op on the
+/// fragment reads it from a register. With P = C / vec chunks per row:
+/// P % threads == 0 gives getVectorLinearLayout({C}, threads, vec) (one
+/// holder per column); threads % P == 0 gives thread t column chunk t % P,
+/// replicated threads / P times (register j % vec). Null otherwise.
+FragmentLayoutAttr getColumnSliceLayout(MLIRContext *ctx, int64_t cols,
+                                        int64_t threads, int64_t vec);
+
+/// The `vec` of getVectorLinearLayout(shape, threads, vec) (1: the linear
+/// layout) when `layout` is one of those (vec 16, 8, 4, 2 or 1).
+std::optional<int64_t> matchVectorLinearLayout(FragmentLayoutAttr layout,
+                                               ArrayRef<int64_t> shape,
+                                               int64_t threads);
+
 /// Every thread holds the whole tile: register r = element r (row-major);
 /// canonical owner of element l is thread l mod T.
 FragmentLayoutAttr getReplicatedLayout(MLIRContext *ctx,
