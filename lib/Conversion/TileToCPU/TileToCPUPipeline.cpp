@@ -18,6 +18,9 @@ void mlir::tile::buildTileToCPUPipeline(OpPassManager &pm,
   // which the launch outlining removes.
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"cpu", opts.chip, ""}));
+  // Masked tile.parallels (attention's padding / causal mask) get an
+  // unmasked copy for the tiles where the mask is all true.
+  pm.addPass(createTileSpecializeUniformMasks());
   // The GPU pipelines' register multi-buffering, here too so that the CPU
   // runs (and checks) the same rewritten loops.
   pm.addPass(createTilePipelineFragmentCopies());

@@ -23,6 +23,9 @@ void mlir::tile::buildTileToCUDASourcePipeline(
     OpPassManager &pm, const TileToCUDASourcePipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"cuda", opts.chip, opts.features}));
+  // Masked tile.parallels (attention's padding / causal mask) get an
+  // unmasked copy for the tiles where the mask is all true.
+  pm.addPass(createTileSpecializeUniformMasks());
   pm.addPass(createTilePipelineFragmentCopies());
   pm.addPass(createTileInferLayouts());
   // The sm_80 instructions for every chip: the source has no wgmma/TMA

@@ -19,6 +19,9 @@ void mlir::tile::buildTileToMetalSourcePipeline(
     OpPassManager &pm, const TileToMetalSourcePipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"metal", opts.chip, opts.features}));
+  // Masked tile.parallels (attention's padding / causal mask) get an
+  // unmasked copy for the tiles where the mask is all true.
+  pm.addPass(createTileSpecializeUniformMasks());
   // Register multi-buffering needs no asynchronous copy: it runs before the
   // stages of the (threadgroup-memory) cp.async pipeline are dropped.
   pm.addPass(createTilePipelineFragmentCopies(

@@ -175,7 +175,8 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp op) {
         }
         Buffer *buf = lookup(memOf(&inner));
         if (auto st = dyn_cast<memref::StoreOp>(&inner)) {
-          storeRegister(*buf, cst(slot), mapping.lookup(st.getValue()));
+          storeRegister(*buf, cst(slot),
+                        mapping.lookupOrDefault(st.getValue()));
           continue;
         }
         mapping.map(inner.getResult(0), loadRegister(*buf, cst(slot)));

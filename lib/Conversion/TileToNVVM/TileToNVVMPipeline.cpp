@@ -45,6 +45,9 @@ void mlir::tile::buildTileToNVVMPipeline(
     OpPassManager &pm, const TileToNVVMPipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"cuda", opts.chip, opts.features}));
+  // Masked tile.parallels (attention's padding / causal mask) get an
+  // unmasked copy for the tiles where the mask is all true.
+  pm.addPass(createTileSpecializeUniformMasks());
   // sm_90a: a TMA/mbarrier/wgmma warp-specialized variant of matching GEMM
   // kernels, built from the tile IR before the generic lowering consumes it.
   bool sm90 = opts.sm90Gemm && opts.chip == "sm_90a";

@@ -45,6 +45,9 @@ void mlir::tile::buildTileToROCDLPipeline(
     OpPassManager &pm, const TileToROCDLPipelineOptions &opts) {
   pm.addPass(createTileAttachMetadata(
       TileAttachMetadataOptions{"hip", opts.chip, opts.features}));
+  // Masked tile.parallels (attention's padding / causal mask) get an
+  // unmasked copy for the tiles where the mask is all true.
+  pm.addPass(createTileSpecializeUniformMasks());
   pm.addPass(createTilePipelineFragmentCopies(
       TilePipelineFragmentCopiesOptions{opts.remarks}));
   TileInferLayoutsOptions layouts;

@@ -573,7 +573,9 @@ Value KernelBuilder::applyEpilogue(IRMapping &mapping, Value acc, Value row,
           continue;
         }
       if (auto store = dyn_cast<memref::StoreOp>(&op)) {
-        acc = mapping.lookup(store.getValue()); // the matcher: only to acc0
+        // The matcher: only to acc0; the value may come from outside the
+        // parallel (a constant).
+        acc = mapping.lookupOrDefault(store.getValue());
         continue;
       }
       b.clone(op, mapping);

@@ -80,6 +80,37 @@ def TileInferLayouts : Pass<"tile-infer-layouts", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
 
+def TileSpecializeUniformMasks
+    : Pass<"tile-specialize-uniform-masks", "::mlir::ModuleOp"> {
+  let summary = "A second copy of a masked tile.parallel for tiles where the mask is all true";
+  let description = [{
+    A `tile.parallel` inside a loop whose body selects (`arith.select`) on
+    a predicate of its indices, such as the padding and causal mask
+    TileLang-style attention kernels write into the score tile before
+    every key tile's gemm, is wrapped in
+    `scf.if %allTrue { copy with the predicate = true } else { original }`,
+    with `%allTrue` computed before it: comparisons of affine functions of
+    the indices (addi, subi, muli by constants, values from outside the
+    parallel) evaluated at the corner of the extents worst for them,
+    combined through andi / ori / xori-with-true. The interior tiles then
+    run the unmasked body (the select folds away); the last and diagonal
+    tiles run the original. Predicates it cannot bound are left alone, as
+    are unsigned comparisons of differences (which could wrap).
+
+    ```mlir
+    tile.parallel (%i, %j) in [128, 128] {
+      %kj = arith.addi %k0, %j : index
+      %in = arith.cmpi slt, %kj, %S : index
+      %v = arith.select %in, %zero, %ninf : f32
+      memref.store %v, %acc[%i, %j] : memref<128x128xf32, #tile.scope<fragment>>
+    }
+    ```
+    becomes `scf.if (k0 + 127 < S) { ... store %zero ... } else { ... }`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TilePipelineFragmentCopies
     : Pass<"tile-pipeline-fragment-copies", "::mlir::ModuleOp"> {
   let summary = "Register multi-buffering of a tile.pipelined loop's global -> fragment copies";
