@@ -112,7 +112,11 @@ def ConvertTileToNVGPU : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
            "once per block before its pipelined loop, e.g. "
            "FlashAttention's Q) two shared buffers when they fit, so that "
            "the next block's tile and first pipeline stages load while "
-           "this block's loop still reads its own">
+           "this block's loop still reads its own">,
+    Option<"sharedMemoryChip", "shared-memory-chip", "std::string", "\"\"",
+           "The chip whose shared memory limit the kernels are checked "
+           "against (empty: chip): the CUDA C++ lowering of an sm_90a "
+           "kernel is sm_80 code that NVRTC compiles for the device">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

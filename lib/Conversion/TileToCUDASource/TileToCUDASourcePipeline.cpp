@@ -30,7 +30,12 @@ void mlir::tile::buildTileToCUDASourcePipeline(
   pm.addPass(createTileInferLayouts());
   // The sm_80 instructions for every chip: the source has no wgmma/TMA
   // variant (sm_90a runs the generic kernel).
-  pm.addPass(createConvertTileToNVGPU(ConvertTileToNVGPUOptions{"sm_80"}));
+  // NVRTC compiles the source for the device's own arch: the bundle's chip
+  // sets the shared memory limit (an sm_90a kernel may use 227 KiB).
+  ConvertTileToNVGPUOptions nvgpu;
+  nvgpu.chip = "sm_80";
+  nvgpu.sharedMemoryChip = opts.chip;
+  pm.addPass(createConvertTileToNVGPU(nvgpu));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // The thread index is below the block size: fold the index arithmetic

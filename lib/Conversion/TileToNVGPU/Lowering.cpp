@@ -42,6 +42,8 @@ KernelLowering::KernelLowering(gpu::GPUFuncOp func, int64_t threads,
                                const GPUTargetInfo &target)
     : pingPong(target.warpSpecializePingPong), b(func.getContext()),
       loc(func.getLoc()), func(func), threads(threads), chip(target.chip),
+      sharedMemoryChip(target.sharedMemoryChip.empty() ? target.chip
+                                                       : target.sharedMemoryChip),
       waveSize(target.waveSize), matrixGemm(target.matrixGemm),
       sharedMemoryLimit(target.sharedMemoryLimit),
       asyncCopy(target.asyncCopy), copyToShared(target.copyToShared) {}

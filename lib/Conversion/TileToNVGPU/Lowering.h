@@ -116,6 +116,10 @@ LogicalResult lowerGemmMma(KernelLowering &kl, GemmOp op,
 /// set by convert-tile-to-amdgpu (lib/Conversion/TileToROCDL).
 struct GPUTargetInfo {
   std::string chip;
+  /// The chip whose shared memory limit the kernels are checked against
+  /// (empty: `chip`): the CUDA C++ of an sm_90a bundle is the sm_80
+  /// lowering, compiled by NVRTC for the device's own arch.
+  std::string sharedMemoryChip;
   /// Lanes of a warp (NVIDIA: 32) or wavefront (AMD CDNA: 64).
   int64_t waveSize = 32;
   MatrixGemmFn matrixGemm = lowerGemmMma;
@@ -373,6 +377,8 @@ public:
   gpu::GPUFuncOp func;
   int64_t threads;
   std::string chip;
+  /// GPUTargetInfo::sharedMemoryChip, or `chip`.
+  std::string sharedMemoryChip;
   int64_t waveSize;       // GPUTargetInfo::waveSize
   MatrixGemmFn matrixGemm; // GPUTargetInfo::matrixGemm
   SharedMemoryLimit (*sharedMemoryLimit)(StringRef); // GPUTargetInfo's

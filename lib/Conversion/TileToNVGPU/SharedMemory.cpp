@@ -42,7 +42,7 @@ SharedMemoryLimit nvgpu_lowering::getSharedMemoryLimit(StringRef chip) {
 
 LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
                                                 int64_t scratch) {
-  SharedMemoryLimit limit = sharedMemoryLimit(chip);
+  SharedMemoryLimit limit = sharedMemoryLimit(sharedMemoryChip);
   if (bytes <= limit.dynamic)
     return success();
   // The head copies' second stages are an option of the persistent form:
@@ -51,7 +51,7 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
     whyNotSpecialized = "two stages of its head copies need " +
                         std::to_string(bytes) +
                         " bytes of shared memory, more than the " +
-                        std::to_string(limit.dynamic) + " " + chip +
+                        std::to_string(limit.dynamic) + " " + sharedMemoryChip +
                         " allows";
     declinedSpecialization = declinedDoubleHeads = true;
     return failure();
@@ -64,7 +64,7 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
     whyNotSpecialized = "it needs " + std::to_string(bytes) +
                         " bytes of shared memory with two stages of its "
                         "stages(1) loop, more than the " +
-                        std::to_string(limit.dynamic) + " " + chip +
+                        std::to_string(limit.dynamic) + " " + sharedMemoryChip +
                         " allows";
     declinedSpecialization = true;
     declinedTma = requestTma;
@@ -76,23 +76,23 @@ LogicalResult KernelLowering::checkSharedMemory(int64_t bytes,
     whyNotSpecialized = "it needs " + std::to_string(bytes) +
                         " bytes of shared memory (stages aligned for TMA), "
                         "more than the " + std::to_string(limit.dynamic) +
-                        " " + chip + " allows";
+                        " " + sharedMemoryChip + " allows";
     declinedSpecialization = declinedTma = true;
     return failure();
   }
   auto addLimit = [&](InFlightDiagnostic &diag) {
     if (limit.dynamic == limit.perBlock) {
       // No static part (AMD: the whole LDS allocation is dynamic).
-      diag << ", but " << chip << " allows " << limit.dynamic
+      diag << ", but " << sharedMemoryChip << " allows " << limit.dynamic
            << " bytes of shared memory (LDS) per block";
       return;
     }
-    diag << ", but " << chip << " allows " << limit.dynamic
+    diag << ", but " << sharedMemoryChip << " allows " << limit.dynamic
          << " bytes of dynamic shared memory per block ("
          << limit.perBlock / 1024 << " KiB less 16 bytes of static shared "
          << "memory";
     if (!limit.known)
-      diag << "; " << chip << " is not in the compiler's table, so only the "
+      diag << "; " << sharedMemoryChip << " is not in the compiler's table, so only the "
            << "48 KiB every CUDA GPU has are assumed";
     diag << ")";
   };

@@ -231,6 +231,7 @@ struct ConvertTileToNVGPUPass
   void runOnOperation() override {
     nvgpu_lowering::GPUTargetInfo target;
     target.chip = chip;
+    target.sharedMemoryChip = sharedMemoryChip;
     target.warpSpecialize = warpSpecialize && chip == "sm_90a";
     target.warpSpecializePingPong = wsPingPong;
     target.warpSpecializeTma = wsTma;
