@@ -3,6 +3,7 @@ get_ir / get_source, TILE_DUMP_IR, the disk cache, and the generated IR of
 every Python example round-tripping through tile-opt."""
 
 import importlib.util
+import json
 import pathlib
 import subprocess
 
@@ -167,6 +168,157 @@ def test_python_locations_optional(tile, fresh_cache):
     with_loc = make_scale(tile).get_ir(np.zeros(1, np.float32))
     without = make_scale(tile, locations=False).get_ir(np.zeros(1, np.float32))
     assert "loc(" in with_loc and "loc(" not in without
+
+
+# ---- the IR carries out_idx; compiling for another machine; remarks --------------
+
+def test_get_ir_text_alone_compiles_to_the_same_kernel(tile, fresh_cache, tmp_path):
+    """get_ir marks the out_idx outputs tile.output (as tilec --out-idx
+    does), so tilec / tile.compile on the text alone give the jit's kernel;
+    out_idx again is harmless, another one an error."""
+    scale = make_scale(tile)
+    x = np.arange(10, dtype=np.float32)
+    ir = scale.get_ir(x)
+    assert '%B: memref<?xf32> {tile.name = "B", tile.dims = ["N"], tile.output}' in ir
+    k = tile.compile(ir, target="cpu")
+    assert k.out_idx == [1]
+    np.testing.assert_array_equal(k(x), 2 * x)    # B omitted
+    assert tile.compile(ir, target="cpu", out_idx=-1) is k
+    assert tile.compile(ir, target="cpu", out_idx=[1]) is k
+    assert scale.compile(x) is k                  # one kernel, one cache entry
+    with pytest.raises(ValueError, match=r"out_idx \[0\] names parameter\(s\) "
+                       r"0 \(A\).*already marks 1 \(B\) as outputs"):
+        tile.compile(ir, target="cpu", out_idx=0)
+    src = tmp_path / "scale.mlir"
+    src.write_text(ir)
+    for extra in ([], ["--out-idx=-1"]):
+        meta = subprocess.run([tile.find_tilec(), str(src), "--emit=metadata",
+                               "-o", "-", *extra], capture_output=True, text=True)
+        assert meta.returncode == 0, meta.stderr
+        assert json.loads(meta.stdout)["out_idx"] == [1]
+
+    @tile.jit(out_idx=-1, target="cpu")
+    def factory(block):
+        @T.prim_func
+        def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+                a = T.alloc_fragment((block,), "float32")
+                T.copy(X[bx * block], a)
+                T.copy(a, Y[bx * block])
+        return main
+    ir = factory.get_ir(64)
+    assert ir.count("tile.output") == 1
+    assert tile.compile(ir, target="cpu") is factory(64)
+
+
+def _cuda_toolchain(tile):
+    try:
+        tile.toolchain.tilec_env(["--target=cuda"])
+    except tile.toolchain.ToolchainError as e:
+        pytest.skip(str(e))
+
+
+def test_compile_and_export_for_a_gpu_this_host_lacks(tile, fresh_cache,
+                                                     tmp_path, monkeypatch):
+    """f.export(path, ..., target=) / f.compile(..., inspect_only=True):
+    sm_90a bundles on a host without a CUDA driver (TILE_CUDA_DRIVER names
+    nothing). Loading one here fails naming the way out, and leaves the
+    cache entry alone."""
+    _cuda_toolchain(tile)
+    monkeypatch.setenv("TILE_CUDA_DRIVER", str(tmp_path / "no-libcuda.so"))
+    scale = make_scale(tile)
+    x = np.zeros(10, np.float32)
+    path = scale.export(tmp_path / "scale.tileb", x, target="cuda:sm_90a",
+                        block=128)
+    k = tile.load(path, device=None)
+    assert (k.name, k.target_kind, k.target_chip) == ("scale", "cuda", "sm_90a")
+    assert k.out_idx == [1] and "ptx" in k.sections
+    assert "memref<128xf32" in k.get_source("mlir")
+    k2 = scale.compile(x, target="cuda:sm_90a", inspect_only=True, block=128)
+    assert k2.inspect_only and k2.bundle == k.bundle
+    assert ".entry scale_kernel(" in scale.get_source(
+        x, kind="ptx", target="cuda:sm_90a", inspect_only=True, block=128)
+    with pytest.raises(tile.TileError, match=r"no CUDA driver.*inspect_only=True"
+                       r".*f\.export\(path.*device=None") as e:
+        scale.compile(x, target="cuda:sm_90a", block=128)
+    assert e.value.status == "NO_DEVICE"
+    with pytest.raises(tile.TileError, match="inspect_only"):
+        tile.load(path)
+    entries = list((fresh_cache / "kernels").iterdir())
+    assert len(entries) == 1  # the failed load kept the entry
+    # the factory form takes the same keywords
+    @tile.jit(out_idx=-1, target="cpu")
+    def factory(block):
+        @T.prim_func
+        def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+                a = T.alloc_fragment((block,), "float32")
+                T.copy(X[bx * block], a)
+                T.copy(a, Y[bx * block])
+        return main
+    k3 = tile.load(factory.export(tmp_path / "f.tileb", 64, target="cuda:sm_90a"),
+                   device=None)
+    assert (k3.target_chip, k3.out_idx) == ("sm_90a", [1])
+
+
+def _small_tile_gemm(tile, **kw):
+    M, N, K = T.symbolic("M, N, K")
+
+    @tile.jit(out_idx=-1, target="cuda:sm_90a", **kw)
+    def matmul(A: T.Tensor((M, K)), B: T.Tensor((K, N)), C: T.Tensor((M, N))):
+        with T.Kernel(T.ceildiv(N, 64), T.ceildiv(M, 32), threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, 32), A.dtype)
+            B_s = T.alloc_shared((32, 64), B.dtype)
+            C_l = T.alloc_fragment((32, 64), T.float32)
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):  # remark
+                T.copy(A[by * 32, k * 32], A_s)
+                T.copy(B[k * 32, bx * 32], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 32, bx * 64])
+    return matmul
+
+
+def test_remarks_on_a_cache_hit_and_without_locations(tile, fresh_cache, capfd):
+    """verbose prints tilec's remarks on a miss and again on a hit (kept
+    with the entry; also kernel.remarks); with locations=False they name the
+    Python line and the kernel's MLIR line, not tilec's temporary file."""
+    _cuda_toolchain(tile)
+    h = np.zeros((4, 4), np.float16)
+    line = next(i for i, t in enumerate(open(__file__), 1) if "# remark" in t
+                and "T.Pipelined" in t)
+    want = f"{__file__}:{line}:"
+    for hit in (False, True):
+        tile.clear_cache(disk=False)
+        f = _small_tile_gemm(tile, verbose=True, locations=False)
+        k = f.compile(h, h, inspect_only=True)
+        err = capfd.readouterr().err
+        assert f"disk cache {'hit' if hit else 'miss'}" in err
+        assert f"{want}" in err and "remark: no sm90 GEMM kernels" in err, err
+        remarks = [t for t in err.splitlines() if "remark:" in t]
+        assert all("(<kernel matmul>:" in t and "tile-compile-" not in t
+                   for t in remarks), remarks
+        assert "loc(" not in f.get_ir(h, h)
+        assert "no sm90 GEMM kernels" in k.remarks
+    quiet = _small_tile_gemm(tile, locations=False).compile(h, h, inspect_only=True)
+    assert capfd.readouterr().err == "" and "no sm90 GEMM kernels" in quiet.remarks
+
+
+def test_compile_errors_name_the_python_line_without_locations(tile, fresh_cache):
+    """What only tilec rejects, in a kernel traced with locations=False: the
+    error names the Python line and the kernel's MLIR line."""
+    @tile.jit(target="cpu", locations=False)
+    def k(A: T.Tensor((N,), "float32")):
+        with T.Kernel(4) as bx:
+            a = T.alloc_shared((16, 16), "int16")
+            c = T.alloc_fragment((16, 16), "int16")
+            T.gemm(a, a, c)  # gemm
+    line = next(i for i, t in enumerate(open(__file__), 1) if "# gemm" in t
+                and "T.gemm" in t)
+    with pytest.raises(tile.CompileError) as e:
+        k.compile()
+    assert f"{__file__}:{line}:" in str(e.value) and "(<kernel k>:" in str(e.value)
+    assert "tile-compile-" not in str(e.value)
 
 
 # ---- the examples' IR round-trips through tile-opt ---------------------------------

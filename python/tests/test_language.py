@@ -320,6 +320,67 @@ def test_rank_reducing_copy():
     assert text.count("drop_dims") == 2
 
 
+def test_error_open_slice_of_a_dynamic_dim():
+    # X[bx, :] over a dynamic dim would copy the fragment's width from
+    # column 0 and cut a longer row silently: an error naming the tensor,
+    # the dim and the forms to write instead.
+    def f():
+        @T.prim_func
+        def k(X: T.Tensor((M, N), "float32")):
+            with T.Kernel(4) as bx:
+                a = T.alloc_fragment((512,), "float32")
+                T.copy(X[bx, :], a)  # mark
+    _raises(f, "# mark", r"X\[\.\.\., :\] slices dim 1 of 'X' \(memref<\?x\?xf32>\)"
+            r".*dynamic \(N\).*X\[bx, 0:512\].*X\[bx, k \* 512\].*"
+            r"T\.ceildiv\(N, 512\)")
+
+    def g():  # an open-ended slice too, and the other way round
+        @T.prim_func
+        def k(X: T.Tensor((N,), "float32")):
+            with T.Kernel(4) as bx:
+                a = T.alloc_fragment((64,), "float32")
+                T.copy(a, X[bx * 64:])  # mark
+    _raises(g, "# mark", r"slices dim 0 of 'X'.*X\[0:64\]")
+
+    def h():  # the tile of an atomic as well
+        @T.prim_func
+        def k(X: T.Tensor((N, 8), "float32")):
+            with T.Kernel(4) as bx:
+                a = T.alloc_fragment((64, 8), "float32")
+                T.atomic_add(X[:, 0:8], a)  # mark
+    _raises(h, "# mark", r"T\.atomic_add: X\[:, \.\.\.\] slices dim 0")
+
+
+def test_slices_with_a_known_extent():
+    # Legal: `:` over a static dim equal to the buffer's extent, and static
+    # slices / tile starts over a dynamic one.
+    @T.prim_func
+    def k(X: T.Tensor((N, 512), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(4) as bx:
+            a = T.alloc_fragment((512,), "float32")
+            T.copy(X[bx, :], a)
+            T.copy(a, Y[bx, 0:512])
+            T.copy(a, Y[bx, 2 * 512])
+    assert k.script().count("tile.copy") == 3
+
+
+def test_script_marks_out_idx_outputs():
+    @T.prim_func
+    def k(A: T.Tensor((N,), "float32"), s: T.float32, B: T.Tensor((N,), "float32")):
+        with T.Kernel(4) as bx:
+            a = T.alloc_fragment((64,), "float32")
+            T.copy(A[bx * 64], a)
+            T.copy(a, B[bx * 64])
+    assert "tile.output" not in k.script()
+    head = k.script(out_idx=-1).split("attributes")[0]
+    assert head.count("tile.output") == 1
+    assert '%B: memref<?xf32> {tile.name = "B", tile.dims = ["N"], tile.output}' in head
+    with pytest.raises(T.TileLangError, match="names the scalar parameter 's'"):
+        k.script(out_idx=1)
+    with pytest.raises(T.TileLangError, match="out_idx 3 out of range"):
+        k.script(out_idx=3)
+
+
 def test_tile_start_of_a_batch():
     # A[bz, i, j] into a 2-D buffer: the batch dim is dropped (TileLang's
     # batched GEMM), both ways.

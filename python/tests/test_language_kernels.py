@@ -236,3 +236,70 @@ def test_const_dims_specialize_per_shape(jit_cpu):
                                    rtol=1e-6)
     assert len(k.kernels) == 2
     assert "memref<4x8xf32>" in k.get_ir(np.zeros((4, 8), np.float32))
+
+
+# ---- docs/python.md, "Runtime scalars and reductions" -----------------------------
+
+def test_norm_with_a_runtime_eps_and_column_reductions(jit_cpu):
+    """The docs' kernels: eps as a runtime scalar (one kernel for every
+    value), reductions accumulated across a loop with clear=False, over
+    dim 1 and dim 0, and a row-split column sum combined with atomics."""
+    M, N = T.symbolic("M, N")
+
+    @jit_cpu(out_idx=1)
+    def rms_norm(A: T.Tensor((M, N)), B: T.Tensor((M, N)), eps: T.float32,
+                 block_M=4, block_N=512):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            a = T.alloc_fragment((block_M, block_N), T.float32)
+            b = T.alloc_fragment((block_M, block_N), T.float32)
+            rms = T.alloc_fragment((block_M,), T.float32)
+            T.clear(rms)
+            for k in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+                T.copy(A[bx * block_M, k * block_N], a)
+                for i, j in T.Parallel(block_M, block_N):
+                    a[i, j] = a[i, j] * a[i, j]
+                T.reduce_sum(a, rms, dim=1, clear=False)
+            for i in T.Parallel(block_M):
+                rms[i] = T.rsqrt(rms[i] / N + eps)
+            for k in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+                T.copy(A[bx * block_M, k * block_N], b)
+                for i, j in T.Parallel(block_M, block_N):
+                    b[i, j] *= rms[i]
+                T.copy(b, B[bx * block_M, k * block_N])
+
+    a = np.random.uniform(-1, 1, (100, 1300)).astype(np.float32)
+    for eps in (1e-6, 0.5):
+        ref = a / np.sqrt((a.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + eps)
+        np.testing.assert_allclose(rms_norm(a, eps), ref, rtol=1e-4, atol=1e-5)
+    assert len(rms_norm.kernels) == 1
+
+    @jit_cpu(out_idx=-1)
+    def col_sum(X: T.Tensor((M, N)), Y: T.Tensor((N,)), block_M=64, block_N=128):
+        with T.Kernel(T.ceildiv(N, block_N), threads=128) as bx:
+            x = T.alloc_fragment((block_M, block_N), T.float32)
+            acc = T.alloc_fragment((block_N,), T.float32)
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(M, block_M), num_stages=2):
+                T.copy(X[k * block_M, bx * block_N], x)
+                T.reduce_sum(x, acc, dim=0, clear=False)
+            T.copy(acc, Y[bx * block_N])
+
+    x = np.random.uniform(-1, 1, (1000, 300)).astype(np.float32)
+    np.testing.assert_allclose(col_sum(x), x.sum(axis=0), rtol=1e-4, atol=1e-4)
+
+    @jit_cpu()
+    def col_sum_split(X: T.Tensor((M, N)), Y: T.Tensor((N,)), block_M=64,
+                      block_N=128, splits=8):
+        with T.Kernel(T.ceildiv(N, block_N), splits, threads=128) as (bx, by):
+            x = T.alloc_fragment((block_M, block_N), T.float32)
+            acc = T.alloc_fragment((block_N,), T.float32)
+            T.clear(acc)
+            for k in T.serial(T.ceildiv(T.ceildiv(M, block_M), splits)):
+                T.copy(X[(k * splits + by) * block_M, bx * block_N], x)
+                T.reduce_sum(x, acc, dim=0, clear=False)
+            T.atomic_add(Y[bx * block_N], acc)
+
+    x = np.random.uniform(-1, 1, (5000, 100)).astype(np.float32)
+    y = np.zeros(100, np.float32)
+    col_sum_split(x, y)
+    np.testing.assert_allclose(y, x.sum(axis=0), rtol=1e-4, atol=1e-3)

@@ -22,10 +22,10 @@ def tilec_runs(tile, monkeypatch):
     calls = []
     real = compiler._run_tilec
 
-    def counting(tilec, source, args, verbose, what="compile"):
+    def counting(tilec, source, args, verbose, what="compile", **kw):
         if what == "compile" and not any(a.startswith("--emit=") for a in args):
             calls.append(args)
-        return real(tilec, source, args, verbose, what)
+        return real(tilec, source, args, verbose, what, **kw)
 
     monkeypatch.setattr(compiler, "_run_tilec", counting)
     return calls

@@ -3,6 +3,7 @@
 Disk layout ($TILE_CACHE_DIR, default ~/.cache/tile):
 
     kernels/<key>/kernel.tileb      the bundle
+    kernels/<key>/remarks.txt       tilec's remarks, when it printed any
     kernels/<key>/manifest.json     {"files": {name: {"size", "sha256"}}, ...}
     kernels/.tmp-*                  entries being written
     locks/<key>.lock                flock: one compile per key at a time
@@ -38,6 +39,7 @@ import warnings
 
 MANIFEST = "manifest.json"
 BUNDLE = "kernel.tileb"
+REMARKS = "remarks.txt"
 
 
 def cache_dir():

@@ -16,7 +16,7 @@ import time
 
 from . import _frameworks, bundles, toolchain
 from ._runtime import BACKENDS, TARGETS
-from .cache import BUNDLE, DiskCache, cache_disabled, memory_cache
+from .cache import BUNDLE, REMARKS, DiskCache, cache_disabled, memory_cache
 
 # Target kinds and execution backends come from the runtime's tables
 # (tile_targets.h): TARGETS ("cpu", "cuda", ...) and BACKENDS {name:
@@ -236,6 +236,122 @@ def _norm_out_idx(out_idx):
     return out
 
 
+_FUNC_RE = re.compile(r"func\.func\s+(?:(?:private|public|nested)\s+)?@[\w.$-]+\s*\(")
+_CLOSE = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _balanced(text, i):
+    """Index just past the bracket group opening at text[i] (strings and
+    nested groups skipped; the '>' of '->' closes nothing), or -1."""
+    stack = []
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in _CLOSE:
+            stack.append(_CLOSE[c])
+        elif c == "-" and text.startswith("->", i):
+            i += 1
+        elif c in ")]}>":
+            if not stack or stack.pop() != c:
+                return -1
+            if not stack:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _split_top(text):
+    """text split at the commas outside any bracket group or string."""
+    parts, start, i = [], 0, 0
+    while i < len(text):
+        c = text[i]
+        if c in _CLOSE or c == '"':
+            if c == '"':
+                j = i + 1
+                while j < len(text) and text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+                i = j + 1
+            else:
+                j = _balanced(text, i)
+                if j < 0:
+                    return None
+                i = j
+            continue
+        if c == "-" and text.startswith("->", i):
+            i += 2
+            continue
+        if c == ",":
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    if text[start:].strip():
+        parts.append(text[start:])
+    return parts
+
+
+def kernel_params(source):
+    """[(name or None, marked tile.output)] of the source's tile.kernel
+    function, read from its signature; None when it cannot be found (then
+    tilec alone decides)."""
+    for m in _FUNC_RE.finditer(source):
+        open_ = m.end() - 1
+        close = _balanced(source, open_)
+        if close < 0:
+            return None
+        rest = source[close:close + 4096].lstrip()
+        if rest.startswith("->"):  # a kernel returns nothing, but be safe
+            continue
+        if not rest.startswith("attributes"):
+            continue
+        brace = rest.find("{")
+        end = _balanced(rest, brace) if brace >= 0 else -1
+        if end < 0 or not re.search(r"\btile\.kernel\b", rest[brace:end]):
+            continue
+        args = _split_top(source[open_ + 1:close - 1])
+        if args is None:
+            return None
+        out = []
+        for a in args:
+            name = re.search(r'\btile\.name\s*=\s*"([^"]*)"', a)
+            out.append((name.group(1) if name else None,
+                        re.search(r"\btile\.output\b(?![.\w])", a) is not None))
+        return out
+    return None
+
+
+def _reconcile_out_idx(source, idx):
+    """out_idx against the outputs the source marks itself (`tile.output`,
+    e.g. in @tile.jit's get_ir text). The same outputs again: dropped, so
+    the compile (and its cache key) is the one without out_idx. Others: a
+    ValueError, rather than tilec silently making both sets outputs."""
+    if not idx or "tile.output" not in source:
+        return idx
+    params = kernel_params(source)
+    if params is None or not any(out for _, out in params):
+        return idx
+    n = len(params)
+    given = sorted({i + n if i < 0 else i for i in idx})
+    if any(not 0 <= i < n for i in given):
+        return idx  # tilec reports the index out of range
+    marked = [i for i, (_, out) in enumerate(params) if out]
+    if given == marked:
+        return []
+
+    def names(ix):
+        return ", ".join(f"{i} ({params[i][0]})" if params[i][0] else str(i)
+                         for i in ix)
+    raise ValueError(
+        f"tile.compile: out_idx {idx} names parameter(s) {names(given)} of "
+        f"kernel '{_kernel_name(source)}', but its source already marks "
+        f"{names(marked)} as outputs (tile.output, e.g. from "
+        f"@tile.jit(out_idx=...).get_ir): pass no out_idx (or the same one), "
+        "or remove tile.output from the source")
+
+
 def _flag_list(pass_options, compile_flags):
     flags = []
     for k, v in sorted((pass_options or {}).items()):
@@ -254,32 +370,114 @@ def _flag_list(pass_options, compile_flags):
     return flags
 
 
-def _run_tilec(tilec, source, args, verbose, what="compile"):
+# tilec reads the source from a temporary file; its diagnostics name it
+# by this token (stable, so they can be cached) until render_diagnostics
+# puts the kernel's label there.
+SOURCE_TOKEN = "<tile-source>"
+_DIAG = re.compile(r"^(.+?):(\d+):(\d+): (error|warning|note|remark): (.*)$")
+_CARET = re.compile(r"^\s*\^[~^]*\s*$")
+
+
+def _diagnostics(text):
+    """tilec's stderr as [(kind, lines)]: each MLIR diagnostic with the
+    source line and caret printed under it (kind: error, remark, ...; a note
+    takes its diagnostic's kind), any other line alone (kind None)."""
+    lines = text.splitlines(keepends=True)
+    out, i, last = [], 0, None
+    while i < len(lines):
+        m = _DIAG.match(lines[i].rstrip("\n"))
+        if not m:
+            out.append((None, lines[i:i + 1]))
+            i += 1
+            continue
+        kind = last if m.group(4) == "note" and last else m.group(4)
+        j = i + 1
+        if j + 1 < len(lines) and _CARET.match(lines[j + 1]):
+            j += 2
+        out.append((kind, lines[i:j]))
+        last = kind
+        i = j
+    return out
+
+
+def split_remarks(text):
+    """(remarks, everything else) of tilec's stderr."""
+    rem, rest = [], []
+    for kind, lines in _diagnostics(text):
+        (rem if kind == "remark" else rest).extend(lines)
+    return "".join(rem), "".join(rest)
+
+
+def render_diagnostics(text, source, label):
+    """Diagnostics on the temporary source (SOURCE_TOKEN) as the user can
+    find them: at `label` (the source's path, else `<kernel NAME>`: the
+    line is one of the MLIR text, get_ir / TILE_DUMP_IR's source.mlir),
+    and, for a text tile.language printed without locations in this
+    process, at the Python line that emitted the op."""
+    if SOURCE_TOKEN not in text:
+        return text
+    from .language.ir import python_locations
+    locs = python_locations(source) or {}
+    out = []
+    for line in text.splitlines(keepends=True):
+        m = _DIAG.match(line.rstrip("\n"))
+        if m and m.group(1) == SOURCE_TOKEN:
+            at = f"{label}:{m.group(2)}:{m.group(3)}"
+            py = locs.get(int(m.group(2)))
+            if py:
+                pyat = f"{py[0]}:{py[1]}" + (f":{py[2]}" if py[2] else "")
+                line = f"{pyat}: {m.group(4)}: {m.group(5)} ({at})\n"
+            else:
+                line = f"{at}: {m.group(4)}: {m.group(5)}\n"
+        out.append(line)
+    return "".join(out)
+
+
+def _run_tilec(tilec, source, args, verbose, what="compile", label=None):
+    """Runs tilec on source; returns (its output, its remarks: stderr's
+    remark diagnostics, SOURCE_TOKEN naming the source). Remarks are always
+    asked for (they only change what tilec prints), so a cached kernel has
+    them for a later verbose hit."""
+    label = label or f"<kernel {_kernel_name(source)}>"
     with tempfile.TemporaryDirectory(prefix="tile-compile-") as tmp:
         src = pathlib.Path(tmp) / "kernel.mlir"
         src.write_text(source)
         out = pathlib.Path(tmp) / "kernel.out"
         cmd = [tilec, str(src), "-o", str(out), *args]
-        # Remarks (slower paths and why) only change what tilec prints.
-        if verbose and "--remarks" not in args and not any(
+        if "--remarks" not in args and not any(
                 a.startswith(("--emit=metadata", "--info")) for a in args):
             cmd.append("--remarks")
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True,
                               env=toolchain.tilec_env(args))
+        stderr = proc.stderr.replace(str(src), SOURCE_TOKEN)
+        remarks, rest = split_remarks(stderr)
         if verbose:
             print(f"[tile] {' '.join(cmd)}  ({time.perf_counter() - t0:.2f} s, "
                   f"exit {proc.returncode})", file=sys.stderr)
-            if proc.stderr:
-                print(proc.stderr, file=sys.stderr, end="")
+            if stderr:
+                print(render_diagnostics(stderr, source, label),
+                      file=sys.stderr, end="")
         if proc.returncode != 0:
+            rest = render_diagnostics(rest, source, label)
             raise CompileError(f"tilec failed to {what} the kernel "
-                               f"(exit {proc.returncode}):\n{proc.stderr.strip()}",
-                               proc.stderr, cmd)
-        return out.read_bytes()
+                               f"(exit {proc.returncode}):\n{rest.strip()}",
+                               rest, cmd)
+        return out.read_bytes(), remarks
+
+
+def _print_remarks(remarks, source, label):
+    """Prints remarks (cached ones: those of the compile that made the
+    entry) as verbose shows a compile's."""
+    if remarks:
+        print(render_diagnostics(remarks, source, label), file=sys.stderr,
+              end="")
 
 
 # ---- compile -------------------------------------------------------------------
+
+# Load failures that say something about this host, not about a bundle.
+_HOST_STATUSES = ("NO_DEVICE", "BACKEND_UNAVAILABLE", "OUT_OF_MEMORY")
 
 _dump_done = set()
 
@@ -316,7 +514,9 @@ def compile(source_or_path, out_idx=None, target="auto",
     loads it. Results are cached in memory and on disk (see tile.cache).
 
     out_idx: parameter index (or list) of outputs the runtime allocates when
-      the caller omits them (negative indices count from the end).
+      the caller omits them (negative indices count from the end). A source
+      that marks outputs itself (tile.output, as @tile.jit's get_ir does)
+      takes the same out_idx again (a no-op), another one is a ValueError.
     target: 'auto' (cuda when a GPU is visible, else cpu), 'cpu', 'cuda',
       'hip', 'metal', optionally with ':<chip>' ('cuda:sm_90a').
     execution_backend: cpu: auto, ffi, native; cuda: auto, ffi, native,
@@ -325,6 +525,8 @@ def compile(source_or_path, out_idx=None, target="auto",
     pass_options: dict of tilec options, {'O': 2} -> --O=2 (True -> a bare
       flag, list -> comma separated).
     compile_flags: extra tilec arguments (list or a string).
+    verbose: print the tilec command, cache hits and tilec's remarks (also
+      on a hit: they are kept with the entry; kernel.remarks has them).
     inspect_only: compile (and cache) without loading device code, for a
       device this host does not have (the Kernel can export its bundle and
       be inspected, not called: tile.load(path, device=None)).
@@ -337,7 +539,7 @@ def compile(source_or_path, out_idx=None, target="auto",
     target_args = [f"--target={kind}"] + ([f"--chip={chip}"] if chip else [])
     # Negative indices count from the end: tilec resolves them (it knows the
     # parameter count), so there is no second compiler run for them.
-    idx = _norm_out_idx(out_idx)
+    idx = _reconcile_out_idx(source, _norm_out_idx(out_idx))
     args = list(target_args)
     if idx:
         args.append(f"--out-idx={','.join(str(i) for i in sorted(set(idx)))}")
@@ -386,25 +588,30 @@ def compile(source_or_path, out_idx=None, target="auto",
     name = _kernel_name(source)
     _dump_ir(tilec, source, args, key, name)
 
+    label = path or f"<kernel {name}>"
     if memory:
         k = memory_cache.get(key)
         if k is not None:
             if verbose:
                 print(f"[tile] {name}: memory cache hit {key[:16]}", file=sys.stderr)
+                _print_remarks(k.remarks, "", label)
             return k
     disk = DiskCache()
     info = {"name": name, "source_path": path, "target": kind, "chip": chip,
             "tilec_args": args}
 
     def build():
-        return _run_tilec(tilec, source, args, verbose)
+        return _run_tilec(tilec, source, args, verbose, label=label)
+
+    def finish(kernel, remarks):
+        kernel.source_key = skey
+        kernel.remarks = render_diagnostics(remarks, source, label)
+        return kernel
 
     if not use_cache:
-        bundle = build()
-        kernel = Kernel(bundle, backend, cache_key=key, source_path=path,
-                        compile_args=args, inspect=inspect_only)
-        kernel.source_key = skey
-        return kernel
+        bundle, remarks = build()
+        return finish(Kernel(bundle, backend, cache_key=key, source_path=path,
+                             compile_args=args, inspect=inspect_only), remarks)
 
     with memory_cache.key_lock(key):
         k = memory_cache.get(key) if memory else None
@@ -422,18 +629,32 @@ def compile(source_or_path, out_idx=None, target="auto",
                 except _runtime.TileError as e:
                     # Verified bytes the runtime still refuses (e.g. from a
                     # runtime that checked less): a bad entry, recompile.
+                    # Not when this host cannot load them (no driver, no
+                    # backend, no memory): the entry is fine, the error
+                    # the caller's.
+                    if getattr(e, "status", None) in _HOST_STATUSES:
+                        raise
                     disk.discard(key, str(e))
                     hit = False
-            if not hit:
-                bundle = build()
-                disk.store(key, {BUNDLE: bundle}, info)
+            if hit:
+                # the remarks of the compile that made the entry (kept with
+                # it so that a verbose hit shows them too)
+                remarks = files.get(REMARKS, b"").decode("utf-8", "replace")
+            else:
+                bundle, remarks = build()
+                stored = {BUNDLE: bundle}
+                if remarks:
+                    stored[REMARKS] = remarks.encode()
+                disk.store(key, stored, info)
                 kernel = Kernel(bundle, backend, cache_key=key,
                                 source_path=path, compile_args=args,
                                 inspect=inspect_only)
-        kernel.source_key = skey
+        finish(kernel, remarks)
         if verbose:
             print(f"[tile] {name}: disk cache {'hit' if hit else 'miss'} "
                   f"{key[:16]} ({disk.entry(key)})", file=sys.stderr)
+            if hit:
+                _print_remarks(remarks, source, label)
         if memory:
             memory_cache.put(key, kernel)
         return kernel

@@ -38,7 +38,13 @@ Two forms, as in TileLang:
 
 Compilation is tile.compile (the memory + disk cache, TILE_DUMP_IR, ...) on
 the generated MLIR text, so a new process re-traces (cheap) and then hits
-the disk cache.
+the disk cache. The text marks the out_idx outputs itself (`tile.output`),
+so f.get_ir(...) compiled alone (tilec, tile.compile) is the same kernel.
+
+Compiling for a device this host does not have (a bundle for another
+machine): f.compile(..., target="cuda:sm_90a", inspect_only=True) or
+f.export(path, ..., target="cuda:sm_90a"); `target` and `inspect_only` are
+keywords of compile / export / get_source, not configuration.
 """
 
 import functools
@@ -60,7 +66,9 @@ def jit(func=None, *, out_idx=None, target="auto", execution_backend="auto",
     execution_backend, pass_options, compile_flags and verbose are passed to
     tile.compile; out_idx indexes the kernel's parameters (negative ones
     count from the end). locations=False keeps Python line locations out of
-    the IR (its cache key then survives edits that only move lines)."""
+    the IR (its cache key then survives edits that only move lines); tilec's
+    diagnostics on it still name the Python lines (tile.compile maps the
+    MLIR lines back, in the process that traced it)."""
     opts = dict(target=target, execution_backend=execution_backend,
                 pass_options=pass_options, compile_flags=compile_flags,
                 verbose=verbose)
@@ -159,11 +167,21 @@ class _JITBase:
         self._last_kernel = None
         functools.update_wrapper(self, fn)
 
-    def _compile_text(self, text, out_idx, target=None):
+    def _compile_text(self, text, target=None, inspect_only=False):
+        # No out_idx: the text marks the outputs (tile.output), so this is
+        # the compile, and the cache entry, of tile.compile(get_ir's text).
         opts = dict(self.opts)
         if target is not None:
             opts["target"] = target
-        return compiler.compile(text, out_idx=out_idx or None, **opts)
+        return compiler.compile(text, inspect_only=inspect_only, **opts)
+
+    def export(self, path, *args, target=None, **config):
+        """Compiles the kernel for these arguments (as compile) for `target`
+        without loading its device code (inspect_only: e.g. "cuda:sm_90a"
+        on a host without that GPU) and writes its bundle to path, for
+        tile.load(path) where it runs. Returns the path."""
+        return self.compile(*args, target=target, inspect_only=True,
+                            **config).export(path)
 
     @property
     def kernels(self):
@@ -197,22 +215,31 @@ class FactoryJIT(_JITBase):
         with self._lock:
             kernel = self._kernels.get(key)
             if kernel is None:
-                pf = self._prim(args, kwargs)
-                idx = _norm_out_idx(self.out_idx_spec, len(pf.params), pf.name)
-                kernel = self._compile_text(pf.script(), idx)
+                kernel = self._compile_text(self.get_ir(*args, **kwargs))
                 self._kernels[key] = kernel
             self._last_key, self._last_kernel = key, kernel
         return kernel
 
-    compile = __call__
+    def compile(self, *args, target=None, inspect_only=False, **kwargs):
+        """The tile.Kernel for these arguments (as a call); target /
+        inspect_only as for tile.compile (then not memoized: tile.compile's
+        caches apply)."""
+        if target is None and not inspect_only:
+            return self(*args, **kwargs)
+        with self._lock:
+            return self._compile_text(self.get_ir(*args, **kwargs), target,
+                                      inspect_only)
 
     def get_ir(self, *args, **kwargs):
-        """The generated MLIR text for these arguments (no compile)."""
-        return self._prim(args, kwargs).script()
+        """The generated MLIR text for these arguments (no compile), the
+        out_idx outputs marked tile.output."""
+        return self._prim(args, kwargs).script(out_idx=self.out_idx_spec)
 
-    def get_source(self, *args, kind="mlir", **kwargs):
+    def get_source(self, *args, kind="mlir", target=None, inspect_only=False,
+                   **kwargs):
         """kernel.get_source(kind) of the kernel for these arguments."""
-        return self(*args, **kwargs).get_source(kind)
+        return self.compile(*args, target=target, inspect_only=inspect_only,
+                            **kwargs).get_source(kind)
 
 
 # Guard kinds of _runtime.JitDispatch (python/src/jit_dispatch.cpp).
@@ -245,6 +272,7 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
             if kparams[i].kind != "tensor":
                 raise TileLangError(f"{self.name}: out_idx {i} names the scalar "
                                     f"parameter {kparams[i].name!r}")
+        self._outputs = frozenset(kparams[i].name for i in self.out_idx)
         inputs = [i for i in range(self.n) if i not in self.out_idx]
         self.n_in = len(inputs)
         self._pos_full = list(range(self.n))
@@ -437,7 +465,7 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
                                 "(or T.const values by name)")
         return trace(self.body, self.name, self.params, config=config,
                      const_bindings=consts, dtypes=dtypes,
-                     locations=self.locations)
+                     locations=self.locations, outputs=self._outputs)
 
     def _target_for(self, args):
         if self._auto_target and args:
@@ -451,26 +479,33 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
             kernel = self._kernels.get(key)
             if kernel is None:
                 text = self._trace(args, dict(config))
-                kernel = self._compile_text(text, self.out_idx,
-                                            self._target_for(args))
+                kernel = self._compile_text(text, self._target_for(args))
                 self._kernels[key] = kernel
             self._last_key, self._last_kernel = key, kernel
         return kernel
 
-    def compile(self, *args, **config):
+    def compile(self, *args, target=None, inspect_only=False, **config):
         """The tile.Kernel for a specialization: example tensors (for dtypes
-        and T.const dims) and/or T.const values and configuration by name."""
+        and T.const dims) and/or T.const values and configuration by name.
+        target overrides the jit's (e.g. "cuda:sm_90a"); inspect_only=True
+        compiles without loading device code (for a device this host does
+        not have: export it, tile.load it there)."""
         with self._lock:
             text = self._trace(args, dict(config))
-            return self._compile_text(text, self.out_idx, self._target_for(args))
+            return self._compile_text(text, target or self._target_for(args),
+                                      inspect_only)
 
     def get_ir(self, *args, **config):
-        """The generated MLIR text for a specialization (no compile)."""
+        """The generated MLIR text for a specialization (no compile); the
+        out_idx outputs are marked tile.output, so the text alone compiles
+        (tilec, tile.compile) to the same kernel."""
         return self._trace(args, dict(config))
 
-    def get_source(self, *args, kind="mlir", **config):
+    def get_source(self, *args, kind="mlir", target=None, inspect_only=False,
+                   **config):
         """kernel.get_source(kind) of the kernel for a specialization."""
-        return self.compile(*args, **config).get_source(kind)
+        return self.compile(*args, target=target, inspect_only=inspect_only,
+                            **config).get_source(kind)
 
 
 __all__ = ["jit", "KernelJIT", "FactoryJIT"]

@@ -35,7 +35,13 @@ class Kernel(_runtime.KernelHandle):
     allocated in the framework of the first tensor argument and returned.
     Returns the out_idx outputs (one object or a tuple), None without out_idx.
     On CUDA the default stream is torch's current stream for torch tensors.
+
+    remarks: tilec's remarks for the kernel (slower paths and why; what
+    verbose=True prints), "" when there were none, None when unknown (a
+    bundle from tile.load or tile.import_bundles).
     """
+
+    remarks = None
 
     def __init__(self, bundle, execution_backend="auto", cache_key=None,
                  source_path=None, compile_args=None, inspect=False):
@@ -49,8 +55,13 @@ class Kernel(_runtime.KernelHandle):
             (execution_backend == "auto" and _is_metal(bundle)))
         # metal-torch launches from Python (tile._metal): the C handle only
         # describes the kernel.
-        super().__init__(bundle, "auto" if metal else execution_backend,
-                         inspect or metal)
+        try:
+            super().__init__(bundle, "auto" if metal else execution_backend,
+                             inspect or metal)
+        except _runtime.TileError as e:
+            if getattr(e, "status", None) != "NO_DEVICE":
+                raise
+            raise _no_device_error(e) from None
         if metal:
             if self.target_kind != "metal":
                 raise ValueError(
@@ -177,6 +188,20 @@ class MetalKernel(Kernel):
     def __reduce__(self):
         return (_rebuild, (self._bundle, "metal-torch", self._cache_key,
                            self._source_path, self._compile_args, False))
+
+
+def _no_device_error(e):
+    """The runtime's NO_DEVICE error ("no CUDA driver (...)") plus what to do
+    when the point was a bundle for another machine: loading is what needs
+    the device, compiling and exporting do not."""
+    err = type(e)(
+        f"{e}. To compile for a device this host does not have, compile "
+        "without loading: tile.compile(..., inspect_only=True), "
+        "f.compile(..., inspect_only=True) or f.export(path, ...) of a "
+        "@tile.jit function, then .export(path) / tile.export_bundles; "
+        "tile.load(path, device=None) opens a bundle for inspection only")
+    err.status = e.status
+    return err
 
 
 def _rebuild(bundle, backend, key, path, args, inspect=False):

@@ -157,13 +157,45 @@ Buffer = Tensor
 class Region:
     """A rectangular part of a buffer: starts (index values or ints),
     extents (ints; None = 'whatever the other copy side needs'), and keep
-    (False for dims indexed by a scalar: a rank-reducing region)."""
+    (False for dims indexed by a scalar: a rank-reducing region). open:
+    the dims sliced up to their end (`:`, `a:`) that are dynamic: their
+    extent is the tensor's, unknown when compiling, so such a region can
+    only name a tile when its consumer checks it (check_open)."""
 
-    def __init__(self, buffer, starts, extents, keep):
+    def __init__(self, buffer, starts, extents, keep, open_dims=()):
         self.buffer = buffer
         self.starts = list(starts)
         self.extents = list(extents)
         self.keep = list(keep)
+        self.open = frozenset(open_dims)
+
+    def check_open(self, d, n, what):
+        """Raises for dim d when it is an open slice over a dynamic dim: the
+        tile is n elements (the on-chip buffer's extent) while the slice
+        says the rest of a dim whose extent only the launch knows, so a
+        longer dim would be cut silently (TileLang's slices are static
+        too)."""
+        if d not in self.open:
+            return
+        buf = self.buffer
+        dims = getattr(buf, "type_dims", None)
+        extent = dims[d] if dims and dims[d] else None
+        sym = f" ({extent})" if extent else ""
+        name = buf.hint or "the tensor"
+        sliced = ", ".join(":" if i == d else "..." for i in range(buf.type.rank))
+        row = ", ".join(f"0:{n}" if i == d else ("bx" if i == 0 else "...")
+                        for i in range(buf.type.rank))
+        start = ", ".join(f"k * {n}" if i == d else ("bx" if i == 0 else "...")
+                          for i in range(buf.type.rank))
+        raise user_error(
+            f"{what}: {name}[{sliced}] slices dim {d} of {buf._desc()} to its "
+            f"end, but that dim is dynamic{sym}: its extent is not known when "
+            f"compiling, and the copy moves the on-chip buffer's {n} elements, "
+            f"so a longer dim would be cut silently. Give the extent: a static "
+            f"slice such as {name}[{row}] (one tile of {n}), or the tile start "
+            f"{name}[{start}] in a loop over T.ceildiv("
+            f"{extent or f'{name}.shape[{d}]'}, {n}) tiles "
+            "(out-of-bounds elements read as zero and are not written)")
 
     @property
     def whole(self):
@@ -268,7 +300,7 @@ class TileBuffer(Value):
                        + _join(idx) + [f"] : {self.type}"])
 
     def _region(self, key):
-        starts, extents, keep = [], [], []
+        starts, extents, keep, open_dims = [], [], [], []
         for d, k in enumerate(key):
             n = self.type.shape[d]
             if isinstance(k, slice):
@@ -278,6 +310,8 @@ class TileBuffer(Value):
                 start = 0 if k.start is None else as_index(k.start, "slice")
                 if k.stop is None:
                     ext = None if n is None else static_difference(n, start)
+                    if n is None:
+                        open_dims.append(d)
                     if n is not None and ext is None:
                         raise user_error(f"slice of dim {d} of {self._desc()}: "
                                          "the extent must be static")
@@ -301,7 +335,7 @@ class TileBuffer(Value):
                 starts.append(i)
                 extents.append(1)
                 keep.append(False)
-        return Region(self, starts, extents, keep)
+        return Region(self, starts, extents, keep, open_dims)
 
 
 VALUE_CLASSES["buffer"] = TileBuffer

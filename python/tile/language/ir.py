@@ -14,6 +14,8 @@ line, so the printed IR always satisfies dominance. Constants and tensor
 dims are hoisted to the function entry and shared.
 """
 
+import collections
+import re
 import threading
 
 from . import dtypes as _dt
@@ -282,7 +284,9 @@ class FuncBuilder:
                 b = b.parent
             if _hoistable(name, parts):
                 target, before = self._hoist_target(parts)
-        if loc is None and self.locations:
+        if loc is None:
+            # also without printed locations: print_function remembers
+            # them per line, for diagnostics on the text (python_locations)
             loc = user_loc()
         op = Op(name, parts, loc, target, pure)
         op.stmt = self.stmt_index.get(id(target))
@@ -446,7 +450,10 @@ def _loc_text(loc):
     return f' loc("{fn}":{loc[1]}:{loc[2]})'
 
 
-def _print_ops(ops, namer, depth, out, locations):
+def _print_ops(ops, namer, depth, out, locations, marks=None):
+    """Appends the ops' text to out. marks (a list; without printed
+    locations): each op's loc is appended to it and its first line tagged
+    with the index, for print_function to number."""
     pad = "  " * depth
     for op in ops:
         for blk in op.regions():
@@ -458,7 +465,7 @@ def _print_ops(ops, namer, depth, out, locations):
                 text.append(namer(p))
             elif isinstance(p, Block):
                 inner = []
-                _print_ops(p.ops, namer, depth + 1, inner, locations)
+                _print_ops(p.ops, namer, depth + 1, inner, locations, marks)
                 text.append("{\n" + "".join(inner) + pad + "}")
             else:
                 text.append(str(p))
@@ -467,8 +474,35 @@ def _print_ops(ops, namer, depth, out, locations):
             head = f"{res} = "
         else:
             head = ""
-        body = "".join(text)
-        out.append(f"{pad}{head}{body}{_loc_text(op.loc) if locations else ''}\n")
+        line = f"{pad}{head}{''.join(text)}"
+        if marks is not None and op.loc:
+            marks.append(op.loc)
+            tag = f"\x00{len(marks) - 1}\x00"
+            nl = line.find("\n")
+            line = line + tag if nl < 0 else line[:nl] + tag + line[nl:]
+        out.append(f"{line}{_loc_text(op.loc) if locations else ''}\n")
+
+
+_MARK = re.compile(r"\x00(\d+)\x00")
+_line_locs = collections.OrderedDict()  # text -> {line: (file, line, col)}
+_line_locs_lock = threading.Lock()
+
+
+def python_locations(text):
+    """{MLIR line: (file, line, column)} of a kernel text printed here
+    without locations (T.prim_func / @tile.jit locations=False) in this
+    process, or None: tile.compile names the Python line of a diagnostic
+    on such a text. The last 128 texts are kept."""
+    with _line_locs_lock:
+        return _line_locs.get(text)
+
+
+def _remember_locations(text, locs):
+    with _line_locs_lock:
+        _line_locs[text] = locs
+        _line_locs.move_to_end(text)
+        while len(_line_locs) > 128:
+            _line_locs.popitem(last=False)
 
 
 def print_function(fb):
@@ -486,12 +520,25 @@ def print_function(fb):
                 else:
                     val = f'"{val}"'
                 items.append(f"{k} = {val}")
+        if attrs.get("tile.output"):  # a unit attribute
+            items.append("tile.output")
         extra = " {" + ", ".join(items) + "}" if items else ""
         params.append(f"{namer.define(v)}: {type_str(v.type)}{extra}")
     sep = ",\n" + " " * (len(fb.name) + 12)
     out = [f"func.func @{fb.name}({sep.join(params)})\n"
            "    attributes {tile.kernel} {\n"]
     _print_ops(fb.prelude, namer, 1, out, False)
-    _print_ops(fb.entry.ops, namer, 1, out, fb.locations)
+    marks = None if fb.locations else []
+    _print_ops(fb.entry.ops, namer, 1, out, fb.locations, marks)
     out.append("  return\n}\n")
-    return "".join(out)
+    text = "".join(out)
+    if marks:
+        lines, locs = text.split("\n"), {}
+        for n, line in enumerate(lines):
+            m = _MARK.search(line)
+            if m:
+                locs[n + 1] = marks[int(m.group(1))]
+                lines[n] = _MARK.sub("", line)
+        text = "\n".join(lines)
+        _remember_locations(text, locs)
+    return text

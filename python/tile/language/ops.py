@@ -141,6 +141,7 @@ def copy(src, dst, **kw):
                              f"rank {orank}")
         for j, i in enumerate(kept):
             e, n = g.extents[i], o.buffer.type.shape[j]
+            g.check_open(i, n, "T.copy")
             if e is not None and e != n:
                 raise user_error(
                     f"T.copy: the region's extent {e} in dim {i} differs from "
@@ -280,6 +281,7 @@ def atomic(kind, dst, value):
             raise user_error(f"{what}: the destination region must have the "
                              f"rank of {v._desc()}")
         for i, (e, n) in enumerate(zip(r.extents, v.type.shape)):
+            r.check_open(i, n, what)
             if e is not None and e != n:
                 raise user_error(f"{what}: region extent {e} in dim {i} differs "
                                  f"from the tile's {n}")

@@ -12,7 +12,9 @@ annotated with a scalar dtype (T.int32, T.float32, ...) runtime scalars.
 The body runs once, after the AST rewrite (ast_rewrite.py), with builder
 values for the parameters; every T.* call appends ops. The printed function
 has one argument per parameter: `tile.name` = the Python name, `tile.dims`
-= the dim symbols (static int dims are named "<param>.<d>").
+= the dim symbols (static int dims are named "<param>.<d>"), `tile.output`
+on the out_idx outputs when script() / @tile.jit are given out_idx (so the
+text alone compiles to the same kernel: tilec and tile.compile read it).
 """
 
 import inspect
@@ -95,11 +97,33 @@ def parse_params(fn, allow_config):
     return out
 
 
+def output_names(params, out_idx, name):
+    """The names of the kernel parameters (config ones excluded) that out_idx
+    (an index or a list; negative ones count from the end) names; a scalar
+    or an index out of range is a TileLangError."""
+    if out_idx is None:
+        return frozenset()
+    kparams = [p for p in params if p.kind != "config"]
+    n = len(kparams)
+    out = set()
+    for i in ([out_idx] if isinstance(out_idx, int) else list(out_idx)):
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise user_error(f"{name}: out_idx {i} out of range for a kernel "
+                             f"with {n} parameters")
+        if kparams[j].kind != "tensor":
+            raise user_error(f"{name}: out_idx {i} names the scalar parameter "
+                             f"{kparams[j].name!r}")
+        out.add(kparams[j].name)
+    return frozenset(out)
+
+
 def trace(body, name, params, *, config=None, const_bindings=None,
-          dtypes=None, locations=True):
+          dtypes=None, locations=True, outputs=()):
     """Runs the (rewritten) body with builder values and returns the MLIR
     text. config: values of 'config' params; const_bindings: T.const dim ->
-    int; dtypes: param name -> dtype for tensors declared without one."""
+    int; dtypes: param name -> dtype for tensors declared without one;
+    outputs: names of the tensor params marked `tile.output` (out_idx)."""
     config = config or {}
     dtypes = dtypes or {}
     fb = FuncBuilder(name, locations)
@@ -108,7 +132,7 @@ def trace(body, name, params, *, config=None, const_bindings=None,
     with building(fb):
         for p in params:
             if p.kind == "tensor":
-                v = _tensor_arg(fb, p, dtypes.get(p.name))
+                v = _tensor_arg(fb, p, dtypes.get(p.name), p.name in outputs)
             elif p.kind == "scalar":
                 v = fb.add_arg(p.spec, p.name, {"tile.name": p.name})
             else:
@@ -137,7 +161,7 @@ def trace(body, name, params, *, config=None, const_bindings=None,
     return print_function(fb)
 
 
-def _tensor_arg(fb, p, dtype_override):
+def _tensor_arg(fb, p, dtype_override, output=False):
     spec = p.spec
     dt = spec.dtype or (_dt.dtype(dtype_override) if dtype_override else None)
     if dt is None:
@@ -169,6 +193,8 @@ def _tensor_arg(fb, p, dtype_override):
     attrs = {"tile.name": p.name}
     if named:
         attrs["tile.dims"] = names
+    if output:
+        attrs["tile.output"] = True
     v = fb.add_arg(MemRefType(shape, dt), p.name, attrs)
     v.type_dims = names
     for dim, d in syms:
@@ -197,13 +223,17 @@ class PrimFunc:
                    any(isinstance(d, ConstDim) for d in p.spec.shape)
                    for p in self.params if p.kind == "tensor")
 
-    def script(self, const_bindings=None, dtypes=None):
-        """The kernel as MLIR text."""
-        if self._text is not None and not const_bindings and not dtypes:
+    def script(self, const_bindings=None, dtypes=None, out_idx=None):
+        """The kernel as MLIR text; out_idx (an index or a list, negative
+        from the end) marks those parameters `tile.output`, as tilec
+        --out-idx does, so the text alone compiles to the kernel with them."""
+        outputs = output_names(self.params, out_idx, self.name)
+        if (self._text is not None and not const_bindings and not dtypes
+                and not outputs):
             return self._text
         return trace(self.body, self.name, self.params,
                      const_bindings=const_bindings, dtypes=dtypes,
-                     locations=self.locations)
+                     locations=self.locations, outputs=outputs)
 
     def __str__(self):
         return self.script()
