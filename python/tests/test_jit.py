@@ -197,6 +197,15 @@ def test_get_ir_text_alone_compiles_to_the_same_kernel(tile, fresh_cache, tmp_pa
         assert meta.returncode == 0, meta.stderr
         assert json.loads(meta.stdout)["out_idx"] == [1]
 
+    factory = copy_factory(tile)
+    ir = factory.get_ir(64)
+    assert ir.count("tile.output") == 1
+    assert tile.compile(ir, target="cpu") is factory(64)
+
+
+def copy_factory(tile):
+    """A @tile.jit factory (a function returning a T.prim_func): Y = X in
+    blocks of `block`."""
     @tile.jit(out_idx=-1, target="cpu")
     def factory(block):
         @T.prim_func
@@ -206,9 +215,7 @@ def test_get_ir_text_alone_compiles_to_the_same_kernel(tile, fresh_cache, tmp_pa
                 T.copy(X[bx * block], a)
                 T.copy(a, Y[bx * block])
         return main
-    ir = factory.get_ir(64)
-    assert ir.count("tile.output") == 1
-    assert tile.compile(ir, target="cpu") is factory(64)
+    return factory
 
 
 def _cuda_toolchain(tile):
@@ -247,15 +254,7 @@ def test_compile_and_export_for_a_gpu_this_host_lacks(tile, fresh_cache,
     entries = list((fresh_cache / "kernels").iterdir())
     assert len(entries) == 1  # the failed load kept the entry
     # the factory form takes the same keywords
-    @tile.jit(out_idx=-1, target="cpu")
-    def factory(block):
-        @T.prim_func
-        def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
-            with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
-                a = T.alloc_fragment((block,), "float32")
-                T.copy(X[bx * block], a)
-                T.copy(a, Y[bx * block])
-        return main
+    factory = copy_factory(tile)
     k3 = tile.load(factory.export(tmp_path / "f.tileb", 64, target="cuda:sm_90a"),
                    device=None)
     assert (k3.target_chip, k3.out_idx) == ("sm_90a", [1])
