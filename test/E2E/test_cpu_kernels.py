@@ -280,6 +280,10 @@ def test_column_reduce(compile_kernel, tmp_path, backend, dtype, kind,
                        threads):
     # A reduction over dim 0 (column statistics): 128 threads give each
     # column two holders (combined through shared memory), 64 and 32 one.
+    if TARGET == "metal" and (dtype, kind) != ("f32", "sum"):
+        # The Metal CPU shim runs each thread as an OS thread (about 30 s
+        # per case here): the f32 sums of every thread count are its evidence.
+        pytest.skip("metal shim: the f32 sums run there")
     src = (KERNELS / "column_reduce.mlir.in").read_text().format(
         T=dtype, KIND=kind, NEUTRAL=NEUTRAL[(dtype, kind)], THREADS=threads)
     bundle = compile_kernel(src)
@@ -305,6 +309,9 @@ def test_column_reduce(compile_kernel, tmp_path, backend, dtype, kind,
 def test_masked_scores(compile_kernel, tmp_path, backend, s):
     # A mask filled before each key tile's gemm (tile-specialize-uniform-
     # masks: interior tiles unmasked, diagonal and last tiles masked).
+    if TARGET == "metal" and s != 130:
+        pytest.skip("metal shim: S = 130 (interior, diagonal and last tiles) "
+                    "runs there")
     bundle = compile_kernel((KERNELS / "masked_scores.mlir").read_text())
     r = rng(13)
     q = (r.standard_normal((s, 64)) / 8).astype(np.float16)
