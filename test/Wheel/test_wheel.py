@@ -190,8 +190,9 @@ CUDA_SCRIPT = textwrap.dedent("""
     assert extra["TILE_CUDA_PATH"] == sys.argv[2], extra
     src = pathlib.Path(sys.argv[1]).read_text()
     for chip in ("sm_90a", "sm_80"):
-        bundle = compiler._run_tilec(compiler.find_tilec(), src,
-                                     ["--target=cuda", f"--chip={chip}"], True)
+        bundle, _remarks = compiler._run_tilec(
+            compiler.find_tilec(), src, ["--target=cuda", f"--chip={chip}"],
+            True)
         assert len(bundle) > 1000
         print(chip, "bundle", len(bundle), "bytes")
 """)
