@@ -15,8 +15,8 @@
 // chunk t (tile-pipeline-fragment-copies: register double buffering, the
 // loop unrolled by 2), so two chunks of loads per block are in flight
 // instead of one. Only after the loop does it reduce the accumulator's rows
-// (per-thread sums, then warp shuffles, then across the 4 warps through
-// shared memory) and write Y[4b : 4b + 4].
+// (tile-infer-layouts gives each row one warp: per-thread sums, then warp
+// shuffles, no shared memory) and write Y[4b : 4b + 4].
 //
 // Tails need no masking: columns >= N and rows >= M of a chunk read as
 // zero, which adds nothing to a sum, and the writes of rows >= M to Y are

@@ -11,6 +11,7 @@
 #include "tile/Conversion/LaunchUtils.h"
 #include "tile/Dialect/Tile/Transforms/Layouts.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -116,23 +117,34 @@ static LogicalResult lowerCopyFragmentVector(KernelLowering &kl, CopyOp op,
     vecOk = arith::AndIOp::create(b, loc, vecOk, isZero(rem(pitch, v)));
   }
   auto vecType = VectorType::get({v}, gElt);
-  for (int64_t g = 0; g < frag.registers / v; ++g) {
+  // The global index of register run g's first element, and the index of
+  // its k-th element relative to the copy's start.
+  auto runStart = [&](int64_t g) {
     SmallVector<Value> idx = kl.fragmentIndex(frag, kl.cst(g * v), g * v);
     SmallVector<Value> rel = op.expandTileIndex(idx, kl.cst(0));
     SmallVector<Value> gidx;
     for (auto [s, i] : llvm::zip(starts, rel))
       gidx.push_back(arith::AddIOp::create(b, loc, s, i));
-    // The run's first column is a multiple of v (vecOk): its last element
-    // in bounds means the whole run is.
+    return std::make_pair(idx, gidx);
+  };
+  auto runIndex = [&](ArrayRef<Value> idx, int64_t k) {
+    SmallVector<Value> i(idx);
+    i.back() = arith::AddIOp::create(b, loc, idx.back(), kl.cst(k));
+    return op.expandTileIndex(i, kl.cst(0));
+  };
+  // The run's first column is a multiple of v (vecOk): its last element in
+  // bounds means the whole run is.
+  auto runInBounds = [&](ArrayRef<Value> gidx) {
     SmallVector<Value> last(gidx);
     last.back() = arith::AddIOp::create(b, loc, gidx.back(), kl.cst(v - 1));
-    Value fast = arith::AndIOp::create(b, loc, vecOk, kl.inBounds(mem, last));
-    auto runIndex = [&](int64_t k) {
-      SmallVector<Value> i(idx);
-      i.back() = arith::AddIOp::create(b, loc, idx.back(), kl.cst(k));
-      return op.expandTileIndex(i, kl.cst(0));
-    };
-    if (toGlobal) {
+    return kl.inBounds(mem, last);
+  };
+  const int64_t runs = frag.registers / v;
+
+  if (toGlobal) {
+    for (int64_t g = 0; g < runs; ++g) {
+      auto [idx, gidx] = runStart(g);
+      Value fast = arith::AndIOp::create(b, loc, vecOk, runInBounds(gidx));
       SmallVector<Value> vals;
       for (int64_t k = 0; k < v; ++k)
         vals.push_back(
@@ -145,30 +157,64 @@ static LogicalResult lowerCopyFragmentVector(KernelLowering &kl, CopyOp op,
                               llvm::MaybeAlign(vecBytes));
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       for (int64_t k = 0; k < v; ++k)
-        kl.storeGlobal(mem, starts, runIndex(k), vals[k]);
-      continue;
+        kl.storeGlobal(mem, starts, runIndex(idx, k), vals[k]);
     }
-    SmallVector<Type> types(v, gElt);
-    auto ifOp = scf::IfOp::create(b, loc, types, fast, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value vec = vector::LoadOp::create(b, loc, vecType, mem, gidx,
-                                         /*nontemporal=*/false,
-                                         llvm::MaybeAlign(vecBytes));
-      SmallVector<Value> elts;
-      for (int64_t k = 0; k < v; ++k)
-        elts.push_back(vector::ExtractOp::create(b, loc, vec, k));
-      scf::YieldOp::create(b, loc, elts);
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      SmallVector<Value> scalars;
-      for (int64_t k = 0; k < v; ++k)
-        scalars.push_back(kl.loadGlobal(mem, starts, runIndex(k), gElt));
-      scf::YieldOp::create(b, loc, scalars);
-    }
+    return success();
+  }
+
+  // Loads: one vector load per run when the launch allows it (vecOk) and
+  // the run is in bounds, else the run's predicated scalar loads. A vector
+  // of elements narrower than 32 bits (bf16, f16, i8) crosses the branch
+  // join as whole 32-bit words: values of 16 or 8 bits would be unpacked
+  // (PRMT) before the join, an instruction that waits for the load, so each
+  // run's load would complete before the next one issues. The scalar path
+  // (odd pitches) packs its elements into words in its branch and waits
+  // there. Measured and not kept for it: its elements yielded unpacked
+  // beside the words and selected after the join (a norm's registers went
+  // from 114 to 248), and reading a misaligned run as the two aligned
+  // blocks around it, realigned in registers (nothing gained on a 4095-
+  // element bf16 pitch, whose element-wise stores remain; 10-15% lost on
+  // aligned launches to its registers).
+  int64_t bits = gElt.getIntOrFloatBitWidth();
+  Type runType = vecType;
+  if (bits < 32 && vecBytes % 4 == 0)
+    runType = VectorType::get({vecBytes / 4}, b.getI32Type());
+  auto bitcast = [&](Type to, Value x) -> Value {
+    return x.getType() == to ? x
+                             : (Value)LLVM::BitcastOp::create(b, loc, to, x);
+  };
+  SmallVector<Value> loaded;
+  for (int64_t g = 0; g < runs; ++g) {
+    auto [idx, gidx] = runStart(g);
+    Value fast = arith::AndIOp::create(b, loc, vecOk, runInBounds(gidx));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{runType}, fast,
+                                  /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value vec = vector::LoadOp::create(b, loc, vecType, mem, gidx,
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(vecBytes));
+    scf::YieldOp::create(b, loc, bitcast(runType, vec));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    SmallVector<Value> scalars;
     for (int64_t k = 0; k < v; ++k)
-      kl.storeRegister(frag, kl.cst(g * v + k),
-                       kl.convert(ifOp.getResult(k), fElt));
+      scalars.push_back(kl.loadGlobal(mem, starts, runIndex(idx, k), gElt));
+    scf::YieldOp::create(
+        b, loc,
+        bitcast(runType,
+                vector::FromElementsOp::create(b, loc, vecType, scalars)));
+    b.setInsertionPointAfter(ifOp);
+    loaded.push_back(ifOp.getResult(0));
+  }
+  // Every run's load is issued before any of them is unpacked, converted
+  // or stored: the first use of a loaded value waits for it, and the loads
+  // of the whole copy are then in flight together.
+  for (auto [g, run] : llvm::enumerate(loaded)) {
+    Value vec = bitcast(vecType, run);
+    for (int64_t k = 0; k < v; ++k)
+      kl.storeRegister(
+          frag, kl.cst(g * v + k),
+          kl.convert(vector::ExtractOp::create(b, loc, vec, k), fElt));
   }
   return success();
 }

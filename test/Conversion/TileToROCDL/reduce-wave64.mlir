@@ -1,15 +1,15 @@
 // RUN: tile-opt %s --tile-attach-metadata=target=hip --tile-infer-layouts=matrix-core=mfma --convert-tile-to-amdgpu --canonicalize --cse | FileCheck %s
 
-// A row softmax of 4 rows over 128 threads on wave64: the row max and sum
-// are reduced thread-locally, then by a 6-step xor butterfly over the 64
-// lanes of each wave (widths 64), then across the 2 waves through LDS
-// scratch (4 rows x 2 waves x 4 bytes).
-// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}shared_bytes = 32>
+// A row softmax of 4 rows over 128 threads on wave64: a wave per row
+// (rows 0 and 2 in wave 0), the row max and sum reduced thread-locally,
+// then by a 6-step xor butterfly over the 64 lanes of the row's wave
+// (widths 64), where they stay: no LDS scratch, no barrier.
+// CHECK: tile.kernel_info = #tile.kernel_info<{{.*}}shared_bytes = 0>
 // CHECK-LABEL: gpu.func @softmax4_kernel
 // CHECK: arith.maximumf
-// CHECK: gpu.shuffle  xor %{{.*}}, %c32_i32, %c64_i32 : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c64_i32 : f32
-// CHECK: gpu.barrier
+// CHECK: gpu.shuffle  xor %{{.*}}, %c32_i32, %c64_i32 : f32
+// CHECK-NOT: gpu.barrier
 // CHECK: math.exp
 // CHECK: gpu.shuffle  xor
 // CHECK: arith.divf

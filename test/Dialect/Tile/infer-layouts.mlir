@@ -23,15 +23,17 @@ func.func @gemm(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>)
 }
 
 // Element-wise and reductions: a fragment copied from global memory gets
-// the linear layout over 16-byte chunks (chunk c = 4 f32 of a row in thread
-// c mod 128, registers 4 * (c floordiv 128) + {0..3}), propagated through
-// the parallel body; reduction targets replicated in every thread; a
-// fragment no global copy touches the plain linear layout (element l in
-// thread l mod 128, register l floordiv 128).
+// 16-byte row chunks (4 f32); reduced along its rows, a warp per row (row r
+// in warp r mod 4, chunk k of the row in lane k mod 32, registers
+// ((r floordiv 4) * 2 + k floordiv 32) * 4 + {0..3}), propagated through the
+// parallel body; the row statistic lives in the 32 lanes of its row's warp
+// (no shared memory in the reduction); a fragment no global copy touches
+// the plain linear layout (element l in thread l mod 128, register
+// l floordiv 128).
 // CHECK-LABEL: func.func @rows
-// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 4 + d0 * 64) mod 128), index = (d0, d1) -> (((d1 floordiv 4 + d0 * 64) floordiv 128) * 4 + d1 mod 4), threads = 128, inverse = (d0, d1) -> ((((d1 floordiv 4) * 128 + d0) * 4 + d1 mod 4) floordiv 256, (((d1 floordiv 4) * 128 + d0) * 4 + d1 mod 4) mod 256)>} : memref<4x256xf32
-// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 4 + d0 * 64) mod 128), index = (d0, d1) -> (((d1 floordiv 4 + d0 * 64) floordiv 128) * 4 + d1 mod 4), threads = 128, inverse = {{.*}}>} : memref<4x256xf32
-// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0) -> (d0 mod 128), index = (d0) -> (d0), threads = 128, replicate = 128, inverse = (d0, d1) -> (d1)>} : memref<4xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d0 mod 4) * 32 + (d1 floordiv 4) mod 32), index = (d0, d1) -> (((d0 floordiv 4) * 2 + (d1 floordiv 4) floordiv 32) * 4 + d1 mod 4), threads = 128, inverse = (d0, d1) -> ((d1 floordiv 8) * 4 + d0 floordiv 32, (((d1 floordiv 4) mod 2) * 32 + d0 mod 32) * 4 + d1 mod 4)>} : memref<4x256xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d0 mod 4) * 32 + (d1 floordiv 4) mod 32), {{.*}}>} : memref<4x256xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0) -> ((d0 mod 4) * 32), index = (d0) -> (d0 floordiv 4), threads = 128, replicate = 32, inverse = (d0, d1) -> (d1 * 4 + d0 floordiv 32)>} : memref<4xf32
 // CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> (d1 mod 128), index = (d0, d1) -> (d1 floordiv 128 + d0 * 2), threads = 128, inverse = (d0, d1) -> ((d1 * 128 + d0) floordiv 256, (d1 * 128 + d0) mod 256)>} : memref<2x256xf32
 // A tile that is not a multiple of the thread count is replicated.
 // CHECK: tile.alloc {layout = #tile.fragment<{{.*}}replicate = 128{{.*}}>} : memref<3x5xf32
@@ -172,6 +174,99 @@ func.func @column_statistics_one_holder(%X: memref<?x?xf32>, %Y: memref<?xf32>)
     tile.copy %X[%c0, %c0] to %x : memref<?x?xf32> to memref<16x256xf32, #tile.scope<fragment>>
     tile.reduce max %x into %s {dim = 0 : i64, clear} : memref<16x256xf32, #tile.scope<fragment>> into memref<256xf32, #tile.scope<fragment>>
     tile.copy %s to %Y[%c0] : memref<256xf32, #tile.scope<fragment>> to memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// A bf16 tensor copied into an f32 fragment: runs of 8 registers (one
+// 16-byte load of the global side); a weight vector read along the columns
+// takes the tile's column slice (chunk t mod 64 of every row in thread t:
+// two holders per column), not a layout of its own.
+// CHECK-LABEL: func.func @bf16_runs
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 8 + d0 * 64) mod 128), {{.*}}>} : memref<4x512xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0) -> (d0 floordiv 8), index = (d0) -> (d0 mod 8), threads = 128, replicate = 2, inverse = (d0, d1) -> ((d0 mod 64) * 8 + d1)>} : memref<512xf32
+func.func @bf16_runs(%X: memref<?x512xbf16>, %W: memref<512xbf16>, %Y: memref<?x512xbf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc : memref<4x512xf32, #tile.scope<fragment>>
+    %w = tile.alloc : memref<512xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] to %x : memref<?x512xbf16> to memref<4x512xf32, #tile.scope<fragment>>
+    tile.copy %W[%c0] to %w : memref<512xbf16> to memref<512xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in [4, 512] {
+      %v = memref.load %x[%i, %j] : memref<4x512xf32, #tile.scope<fragment>>
+      %s = memref.load %w[%j] : memref<512xf32, #tile.scope<fragment>>
+      %p = arith.mulf %v, %s : f32
+      memref.store %p, %x[%i, %j] : memref<4x512xf32, #tile.scope<fragment>>
+    }
+    tile.copy %x to %Y[%c0, %c0] : memref<4x512xf32, #tile.scope<fragment>> to memref<?x512xbf16>
+  }
+  return
+}
+
+// -----
+
+// A norm: the tile is reduced along its rows, so a warp per row; the row
+// statistic in its warp's lanes, the weight in the column slice of the
+// row-warp layout (lane l holds chunks l and l + 32, in every warp).
+// CHECK-LABEL: func.func @row_warp_weight
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d0 mod 4) * 32 + (d1 floordiv 8) mod 32), {{.*}}>} : memref<4x512xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0) -> ((d0 floordiv 8) mod 32), index = (d0) -> (((d0 floordiv 8) floordiv 32) * 8 + d0 mod 8), threads = 128, replicate = 4, inverse = (d0, d1) -> (((d1 floordiv 8) * 32 + d0 mod 32) * 8 + d1 mod 8)>} : memref<512xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0) -> ((d0 mod 4) * 32), index = (d0) -> (d0 floordiv 4), threads = 128, replicate = 32, {{.*}}>} : memref<4xf32
+func.func @row_warp_weight(%X: memref<?x512xbf16>, %W: memref<512xbf16>, %Y: memref<?x512xbf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc : memref<4x512xf32, #tile.scope<fragment>>
+    %w = tile.alloc : memref<512xf32, #tile.scope<fragment>>
+    %ss = tile.alloc : memref<4xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] to %x : memref<?x512xbf16> to memref<4x512xf32, #tile.scope<fragment>>
+    tile.copy %W[%c0] to %w : memref<512xbf16> to memref<512xf32, #tile.scope<fragment>>
+    tile.reduce sum %x into %ss {dim = 1 : i64, clear} : memref<4x512xf32, #tile.scope<fragment>> into memref<4xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in [4, 512] {
+      %v = memref.load %x[%i, %j] : memref<4x512xf32, #tile.scope<fragment>>
+      %s = memref.load %w[%j] : memref<512xf32, #tile.scope<fragment>>
+      %r = memref.load %ss[%i] : memref<4xf32, #tile.scope<fragment>>
+      %p = arith.mulf %v, %s : f32
+      %q = arith.mulf %p, %r : f32
+      memref.store %q, %x[%i, %j] : memref<4x512xf32, #tile.scope<fragment>>
+    }
+    tile.copy %x to %Y[%c0, %c0] : memref<4x512xf32, #tile.scope<fragment>> to memref<?x512xbf16>
+  }
+  return
+}
+
+// -----
+
+// A row statistic also read along the rows of a tile laid out otherwise
+// (%z, reduced along its columns, keeps the linear chunks): it
+// stays replicated, which every thread reads from its own registers.
+// CHECK-LABEL: func.func @row_stat_other_tile
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d0 mod 4) * 32 + {{.*}}>} : memref<4x512xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 4 + d0 * 64) mod 128), {{.*}}>} : memref<4x256xf32
+// CHECK: tile.alloc {layout = #tile.fragment<{{.*}}replicate = 128{{.*}}>} : memref<4xf32
+func.func @row_stat_other_tile(%X: memref<?x512xf32>, %Z: memref<?x256xf32>, %Y: memref<?x256xf32>, %C: memref<256xf32>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(128) {
+    %x = tile.alloc : memref<4x512xf32, #tile.scope<fragment>>
+    %z = tile.alloc : memref<4x256xf32, #tile.scope<fragment>>
+    %ss = tile.alloc : memref<4xf32, #tile.scope<fragment>>
+    %cs = tile.alloc : memref<256xf32, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] to %x : memref<?x512xf32> to memref<4x512xf32, #tile.scope<fragment>>
+    tile.copy %Z[%c0, %c0] to %z : memref<?x256xf32> to memref<4x256xf32, #tile.scope<fragment>>
+    tile.reduce sum %x into %ss {dim = 1 : i64, clear} : memref<4x512xf32, #tile.scope<fragment>> into memref<4xf32, #tile.scope<fragment>>
+    tile.reduce sum %z into %cs {dim = 0 : i64, clear} : memref<4x256xf32, #tile.scope<fragment>> into memref<256xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in [4, 256] {
+      %v = memref.load %z[%i, %j] : memref<4x256xf32, #tile.scope<fragment>>
+      %r = memref.load %ss[%i] : memref<4xf32, #tile.scope<fragment>>
+      %q = arith.mulf %v, %r : f32
+      memref.store %q, %z[%i, %j] : memref<4x256xf32, #tile.scope<fragment>>
+    }
+    tile.copy %z to %Y[%c0, %c0] : memref<4x256xf32, #tile.scope<fragment>> to memref<?x256xf32>
+    tile.copy %cs to %C[%c0] : memref<256xf32, #tile.scope<fragment>> to memref<256xf32>
   }
   return
 }

@@ -567,73 +567,177 @@ struct TileInferLayoutsPass
     });
     propagate();
 
-    // 3. Small reduction targets are replicated in every thread; column
-    // statistics (a reduction over the rows of a 2-D fragment) wait for
-    // their source's layout (step 4b).
-    auto columnStatistic = [&](ReduceOp red) {
-      return red.getDim() == 0 && shapeOf(red.getSource()).size() == 2 &&
+    // 3. Small reduction targets are replicated in every thread; row and
+    // column statistics of a 2-D fragment (a reduction along one of its
+    // dims) wait for their source's layout (step 4b).
+    auto statistic = [&](ReduceOp red) {
+      return shapeOf(red.getSource()).size() == 2 &&
              isFragment(red.getSource());
     };
     launch.walk([&](ReduceOp red) {
       Value t = red.getTarget();
       auto shape = cast<MemRefType>(t.getType()).getShape();
-      if (needs(t) && numElementsOf(shape) <= 256 && !columnStatistic(red))
+      if (needs(t) && numElementsOf(shape) <= 256 && !statistic(red))
         chosen[t] = getReplicatedLayout(ctx, shape, threads);
     });
     propagate();
 
     // 4. A fragment copied from or to global memory: runs of 16 bytes of a
     // row per thread (the copy's 16-byte vector loads/stores; see
-    // convert-tile-to-nvgpu). Elementwise partners inherit it.
+    // convert-tile-to-nvgpu). Elementwise partners inherit it. 2-D tiles
+    // first, so that the vectors read along their rows and columns can take
+    // their slices (steps 4b, 4c) before vectors copied on their own (4d).
     // Gemm operands keep the layouts above (or the SIMT gemm's default).
+    const int64_t lanes = mfma ? kMfmaWaveSize : 32;
     llvm::DenseSet<Value> gemmOperands;
     launch.walk([&](GemmOp gemm) {
       for (Value v : {gemm.getA(), gemm.getB(), gemm.getC()})
         gemmOperands.insert(v);
     });
-    launch.walk([&](CopyOp copy) {
-      for (auto [frag, other] : {std::pair(copy.getTarget(), copy.getSource()),
-                                 std::pair(copy.getSource(), copy.getTarget())}) {
-        auto type = cast<MemRefType>(frag.getType());
-        auto otherType = cast<MemRefType>(other.getType());
-        if (!needs(frag) || gemmOperands.contains(frag) ||
-            otherType.getMemorySpace() ||
-            !type.getElementType().isIntOrFloat() || type.getRank() == 0)
-          continue;
-        int64_t bits = type.getElementTypeBitWidth();
-        if (bits < 8 || bits > 64 || bits % 8)
-          continue;
-        int64_t vec = 16 / (bits / 8);
-        auto shape = type.getShape();
-        if (vec > 1 && shape.back() % vec == 0 &&
-            numElementsOf(shape) % (threads * vec) == 0)
-          chosen[frag] = getVectorLinearLayout(ctx, shape, threads, vec);
-      }
+    // Shapes of the 2-D fragments the launch reduces along their rows
+    // (dim 1) and along their columns (dim 0).
+    llvm::SmallSetVector<std::pair<int64_t, int64_t>, 4> rowReduced,
+        colReduced;
+    launch.walk([&](ReduceOp red) {
+      if (!statistic(red))
+        return;
+      auto sh = shapeOf(red.getSource());
+      (red.getDim() == 1 ? rowReduced : colReduced).insert({sh[0], sh[1]});
+    });
+    auto copyLayouts = [&](bool twoD) {
+      launch.walk([&](CopyOp copy) {
+        for (auto [frag, other] :
+             {std::pair(copy.getTarget(), copy.getSource()),
+              std::pair(copy.getSource(), copy.getTarget())}) {
+          auto type = cast<MemRefType>(frag.getType());
+          auto otherType = cast<MemRefType>(other.getType());
+          if (!needs(frag) || gemmOperands.contains(frag) ||
+              otherType.getMemorySpace() ||
+              !type.getElementType().isIntOrFloat() || type.getRank() == 0 ||
+              (type.getRank() == 2) != twoD)
+            continue;
+          // 16 bytes of the global side: a bf16 tensor copied into an f32
+          // fragment gets runs of 8 registers (one 16-byte load), not 4
+          // (the f32 fragment's 16 bytes, an 8-byte load); the fragment's
+          // 16 bytes when the tile has too few elements for those runs.
+          int64_t bits = type.getElementTypeBitWidth();
+          int64_t gbits = otherType.getElementType().isIntOrFloat()
+                              ? otherType.getElementTypeBitWidth()
+                              : bits;
+          if (bits < 8 || bits > 64 || bits % 8 || gbits < 8 || gbits > 64 ||
+              gbits % 8)
+            continue;
+          auto shape = type.getShape();
+          for (int64_t vec : {16 / (gbits / 8), 16 / (bits / 8)}) {
+            if (vec < 2 || shape.back() % vec != 0 ||
+                numElementsOf(shape) % (threads * vec) != 0)
+              continue;
+            // A tile reduced along its rows (and not its columns) whose rows
+            // are longer than a warp's chunks: a warp per row.
+            FragmentLayoutAttr layout;
+            if (twoD && rowReduced.contains({shape[0], shape[1]}) &&
+                !colReduced.contains({shape[0], shape[1]}) &&
+                shape[1] / vec > lanes)
+              layout = getRowWarpLayout(ctx, shape[0], shape[1], threads, vec,
+                                        lanes);
+            chosen[frag] =
+                layout ? layout
+                       : getVectorLinearLayout(ctx, shape, threads, vec);
+            break;
+          }
+        }
+      });
+      propagate();
+    };
+    copyLayouts(/*twoD=*/true);
+
+    // 4b. A row (column) statistic of a 2-D fragment lives in the threads
+    // holding its row (column) (getChunkSliceLayout): the reduction is then
+    // thread-local partials and shuffles among them. Replicated (a combine
+    // of every warp through shared memory, each thread holding every
+    // element) otherwise, or when a tile.parallel that reads the statistic
+    // along its rows (columns) runs over a tile laid out differently, which
+    // would read it through shared memory. (Replicated column statistics:
+    // a 16x256 column mean took 255 registers and 6.6 KiB of spills, its
+    // registers holding different columns in different threads.)
+    launch.walk([&](ReduceOp red) {
+      Value t = red.getTarget();
+      if (!needs(t) || !statistic(red))
+        return;
+      auto s = shapeOf(red.getSource());
+      unsigned keep = red.getDim() == 1 ? 0 : 1;
+      FragmentLayoutAttr from = layoutOf(red.getSource());
+      FragmentLayoutAttr slice =
+          getChunkSliceLayout(from, s, threads, lanes, keep);
+      bool consistent = true;
+      if (slice)
+        launch.walk([&](ParallelOp par) {
+          ArrayRef<int64_t> ext = par.getExtents();
+          if (ext.size() != 2)
+            return;
+          Value iv = par.getBodyBlock().getArgument(keep);
+          bool reads = false;
+          par.walk([&](memref::LoadOp load) {
+            reads |= load.getMemRef() == t && load.getIndices().size() == 1 &&
+                     load.getIndices()[0] == iv;
+          });
+          if (!reads)
+            return;
+          par.walk([&](Operation *op) {
+            Value m;
+            if (auto l = dyn_cast<memref::LoadOp>(op))
+              m = l.getMemRef();
+            else if (auto st = dyn_cast<memref::StoreOp>(op))
+              m = st.getMemRef();
+            if (m && isFragment(m) && shapeOf(m) == ext && !needs(m))
+              consistent &= ext == s && layoutOf(m) == from;
+          });
+        });
+      if (slice && consistent)
+        chosen[t] = slice;
+      else if (numElementsOf(shapeOf(t)) <= 256)
+        chosen[t] = getReplicatedLayout(ctx, shapeOf(t), threads);
     });
     propagate();
 
-    // 4b. A column statistic lives in the threads holding its column
-    // (getColumnSliceLayout) when the source is laid out in row chunks:
-    // replicated in every thread, each thread's registers would hold
-    // different columns in different threads, and the reduction went
-    // through a local-memory array of the whole row (a 16x256 column mean
-    // took 255 registers, 6.6 KiB of spills and 7 s of ptxas). Otherwise
-    // replicated as step 3 does.
-    launch.walk([&](ReduceOp red) {
-      Value t = red.getTarget();
-      if (!needs(t) || !columnStatistic(red))
+    // 4c. A vector read along the rows (columns) of a 2-D fragment in a
+    // tile.parallel over it (a bias, a weight, a row's mean) takes that
+    // fragment's row (column) slice, as step 2b does for accumulators: each
+    // thread then holds the entries of its own rows (columns). After the
+    // statistics, which follow the tile they reduce.
+    launch.walk([&](ParallelOp par) {
+      ArrayRef<int64_t> ext = par.getExtents();
+      if (ext.size() != 2)
         return;
-      auto s = shapeOf(red.getSource());
-      FragmentLayoutAttr slice;
-      if (std::optional<int64_t> vec = matchVectorLinearLayout(
-              layoutOf(red.getSource()), s, threads))
-        slice = getColumnSliceLayout(ctx, s[1], threads, *vec);
-      if (slice)
-        chosen[t] = slice;
-      else if (s[1] <= 256)
-        chosen[t] = getReplicatedLayout(ctx, {s[1]}, threads);
+      Block &body = par.getBodyBlock();
+      Value iv0 = body.getArgument(0), iv1 = body.getArgument(1);
+      FragmentLayoutAttr tile;
+      par.walk([&](Operation *op) {
+        auto load = dyn_cast<memref::LoadOp>(op);
+        auto store = dyn_cast<memref::StoreOp>(op);
+        Value m = load ? load.getMemRef() : store ? store.getMemRef() : Value();
+        if (!tile && m && isFragment(m) && shapeOf(m) == ext)
+          tile = layoutOf(m);
+      });
+      if (!tile)
+        return;
+      par.walk([&](memref::LoadOp load) {
+        Value m = load.getMemRef();
+        if (!needs(m) || load.getIndices().size() != 1)
+          return;
+        Value i = load.getIndices()[0];
+        unsigned keep = i == iv0 ? 0 : i == iv1 ? 1 : 2;
+        if (keep == 2 || shapeOf(m)[0] != ext[keep])
+          return;
+        if (FragmentLayoutAttr slice =
+                getChunkSliceLayout(tile, ext, threads, lanes, keep))
+          chosen[m] = slice;
+      });
     });
     propagate();
+
+    // 4d. Vectors copied from or to global memory on their own.
+    copyLayouts(/*twoD=*/false);
 
     // 5. Defaults.
     launch.walk([&](AllocOp alloc) {

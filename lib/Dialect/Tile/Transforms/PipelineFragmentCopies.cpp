@@ -39,12 +39,15 @@
 //     for k in [0, S) (unrolled), i = g * S + k:
 //       if (i < n) {                       // omitted for k = 0
 //         ops of the body before the copy   (iteration i)
-//         if (i + D < n) x_((k + D) mod S) = copy(iteration i + D)
+//         x_((k + D) mod S) = copy(iteration min(i + D, n - 1))
 //         ops of the body after the copy, reading x_k (iteration i)
 //       }
 //
 // Iteration i's copy lands in x_(i mod S) D iterations earlier; x_(i mod S)
-// was last read by iteration i - S, which ran before. Exactly the original
+// was last read by iteration i - S, which ran before. For i + D >= n the
+// look-ahead copies iteration n - 1 again into x_((i + D) mod S), which no
+// remaining iteration reads (unguarded, it stays in the block of the
+// iteration's math: see rewrite()). Exactly the original
 // iterations run, in order, for any trip count (0 and partial last groups
 // included); bounds may be dynamic. The rewritten loop is an scf.for, so
 // later lowerings see a serial loop.
@@ -322,22 +325,28 @@ struct TilePipelineFragmentCopiesPass
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       fn();
     };
-    // Producer p's copy of iteration `iter` into fragment `slot`, if
-    // iter < n.
-    auto issue = [&](size_t p, Value iter, int64_t slot) {
-      ifThen(below(iter), [&] {
-        IRMapping m;
-        m.map(loop.getInductionVar(), ivOf(iter));
-        for (Operation *op : slices[p])
-          b.clone(*op, m);
-        m.map(producers[p].getTarget(), buffers[p][slot]);
-        b.clone(*producers[p], m);
-      });
+    // Producer p's copy of iteration `iter` into fragment `slot`.
+    auto copyOf = [&](size_t p, Value iter, int64_t slot) {
+      IRMapping m;
+      m.map(loop.getInductionVar(), ivOf(iter));
+      for (Operation *op : slices[p])
+        b.clone(*op, m);
+      m.map(producers[p].getTarget(), buffers[p][slot]);
+      b.clone(*producers[p], m);
     };
-
+    // The prologue's copies: iteration s < D, if it exists.
     for (int64_t s = 0; s < D; ++s)
       for (size_t p = 0; p < producers.size(); ++p)
-        issue(p, cst(s), s);
+        ifThen(below(cst(s)), [&] { copyOf(p, cst(s), s); });
+    // In the loop, the look-ahead copy of iteration min(i + D, n - 1) runs
+    // unconditionally: past the last iteration it copies the last one
+    // again (a re-read of data this block read D iterations earlier; its
+    // target is never read), which keeps the copy in the block of the
+    // iteration's other ops. Under an scf.if the first use of each loaded
+    // value (a bf16 -> f32 conversion, a move at the join) would end that
+    // block and wait for the loads before iteration i's math; in the
+    // iteration's block the scheduler places those uses after it.
+    Value last = arith::SubIOp::create(b, loc, n, cst(1));
     Value groups = arith::CeilDivUIOp::create(b, loc, n, cst(S));
     auto outer = scf::ForOp::create(b, loc, cst(0), groups, cst(1));
     b.setInsertionPoint(outer.getBody()->getTerminator());
@@ -356,7 +365,9 @@ struct TilePipelineFragmentCopiesPass
             continue;
           }
           size_t p = it - producers.begin();
-          issue(p, arith::AddIOp::create(b, loc, i, cst(D)), (k + D) % S);
+          Value ahead = arith::MinUIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, i, cst(D)), last);
+          copyOf(p, ahead, (k + D) % S);
         }
       };
       // The first iteration of a group always exists.

@@ -46,6 +46,33 @@ std::optional<int64_t> matchVectorLinearLayout(FragmentLayoutAttr layout,
                                                ArrayRef<int64_t> shape,
                                                int64_t threads);
 
+/// A warp per row: the R x C tile's rows in chunks of `vec` columns, row r
+/// in warp r mod W (W = threads / lanes), chunk k of a row in lane k mod
+/// lanes, register ((r floordiv W) * Q + k floordiv lanes) * vec + c mod vec
+/// (Q = C / (vec * lanes) chunks per lane and row). A reduction along a
+/// row is then thread-local partials and shuffles inside one warp, where
+/// getVectorLinearLayout spreads a row of more than `lanes` chunks over
+/// several warps (a combine through shared memory with barriers); each warp
+/// access still covers `lanes` consecutive chunks of one row. Needs
+/// C % (vec * lanes) == 0, threads % lanes == 0 and R % W == 0; null
+/// otherwise.
+FragmentLayoutAttr getRowWarpLayout(MLIRContext *ctx, int64_t rows,
+                                    int64_t cols, int64_t threads,
+                                    int64_t vec, int64_t lanes);
+
+/// The layout of a row (keepDim = 0: a vector of R) or column (keepDim = 1:
+/// a vector of C) statistic of an R x C fragment laid out by
+/// getVectorLinearLayout or getRowWarpLayout: element i in exactly the
+/// threads that hold row (column) i, at a register slot that is the same
+/// in each of them, so a reduction along the other dim is thread-local and
+/// then shuffles among those threads, and an elementwise op on the fragment
+/// reads the vector from its own registers. Null when `layout` is neither
+/// or the holders do not have that shape.
+FragmentLayoutAttr getChunkSliceLayout(FragmentLayoutAttr layout,
+                                       ArrayRef<int64_t> shape,
+                                       int64_t threads, int64_t lanes,
+                                       unsigned keepDim);
+
 /// Every thread holds the whole tile: register r = element r (row-major);
 /// canonical owner of element l is thread l mod T.
 FragmentLayoutAttr getReplicatedLayout(MLIRContext *ctx,
