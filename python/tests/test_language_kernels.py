@@ -303,3 +303,50 @@ def test_norm_with_a_runtime_eps_and_column_reductions(jit_cpu):
     y = np.zeros(100, np.float32)
     col_sum_split(x, y)
     np.testing.assert_allclose(y, x.sum(axis=0), rtol=1e-4, atol=1e-3)
+
+
+# ---- the sweep's user-written kernels (utils/bench/sweep_kernels/user_kernels.py) ----
+
+@pytest.fixture(scope="module")
+def user_kernels(tile):
+    spec = importlib.util.spec_from_file_location(
+        "tile_sweep_user_kernels",
+        REPO / "utils" / "bench" / "sweep_kernels" / "user_kernels.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return {name: tile.compile(text, target="cpu")
+            for name, text in mod.sources().items()}
+
+
+@pytest.mark.parametrize("m,n", [(9, 1300), (5, 512), (3, 37)])
+def test_user_norms(user_kernels, m, n):
+    """Two-pass bf16 LayerNorm and residual add + RMSNorm at odd sizes (a
+    partial last column tile, a block of fewer than 4 rows)."""
+    ml = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(0)
+    bf = lambda *s: rng.uniform(-2, 2, s).astype(ml.bfloat16)
+    x, r, w, b = bf(m, n), bf(m, n), bf(n), bf(n)
+    f = lambda a: a.astype(np.float64)
+    y = np.zeros((m, n), ml.bfloat16)
+    user_kernels["user_layer_norm"](x, w, b, y, 1e-5)
+    mean = f(x).mean(1, keepdims=True)
+    var = (f(x) ** 2).mean(1, keepdims=True) - mean ** 2
+    ref = (f(x) - mean) / np.sqrt(var + 1e-5) * f(w) + f(b)
+    np.testing.assert_allclose(f(y), ref, rtol=2e-2, atol=5e-2)
+    h, y = np.zeros((m, n), ml.bfloat16), np.zeros((m, n), ml.bfloat16)
+    user_kernels["user_add_rms_norm"](x, r, w, h, y, 1e-6)
+    hs = (f(x) + f(r)).astype(np.float32).astype(ml.bfloat16)
+    np.testing.assert_array_equal(h, hs)
+    ref = f(h) / np.sqrt((f(h) ** 2).mean(1, keepdims=True) + 1e-6) * f(w)
+    np.testing.assert_allclose(f(y), ref, rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("m,n", [(9, 1300), (6, 512), (2, 3)])
+def test_user_row_argmax(user_kernels, m, n):
+    """First index of the row maximum, ties included (values from a small
+    set repeat within a row)."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-5, 6, (m, n)).astype(np.float32)
+    i = np.zeros(m, np.int32)
+    user_kernels["user_row_argmax"](x, i)
+    np.testing.assert_array_equal(i, x.argmax(1))

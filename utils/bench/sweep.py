@@ -36,10 +36,16 @@ Kernels, all the programs a user writes once (no per-shape tuning):
                          per block, 4x1024 column chunks);
   transpose              examples/transpose.mlir (f32, any M, N; 64x64
                          tiles staged in shared memory);
-  elementwise_add        examples/elementwise_add.mlir (f32, any N).
+  elementwise_add        examples/elementwise_add.mlir (f32, any N);
+  user_layer_norm /      utils/bench/sweep_kernels/user_kernels.py: kernels
+  user_add_rms_norm /    written in Python as a user writes them from
+  user_row_argmax        docs/python.md (two-pass bf16 norms, an argmax),
+                         compiled through the `tile` package of tilec's
+                         build, groups u_layernorm, u_addrms, u_argmax.
 References: torch.matmul (cuBLAS), F.linear (cuBLAS), torch.baddbmm with
 alpha 0.5 / torch.bmm (cuBLAS), torch.softmax, torch.nn.functional
-.rms_norm, X.sum(1), X.t().contiguous(), A + B. Memory-bound rows also give
+.rms_norm, X.sum(1), X.t().contiguous(), A + B, F.layer_norm, rms_norm(X + R),
+X.argmax(1). Memory-bound rows also give
 GB/s and the fraction of the device-to-device copy bandwidth measured in the
 same run (torch copy_ of 1 GiB), and of a copy moving the case's own bytes
 (same timing; at tens of MiB the launch and the L2 flush cost a copy too).
@@ -126,7 +132,7 @@ def rmsnorm_params(n):
     return {"N": n, "R": r, "R1": r - 1, "T": 256, "INV_N": repr(1.0 / n)}
 
 
-def kernel_sources():
+def kernel_sources(tilec):
     """name -> MLIR text."""
     src = {}
     gemm = open(os.path.join(ROOT, "examples", "gemm.mlir")).read()
@@ -160,7 +166,24 @@ def kernel_sources():
     src["transpose"] = open(os.path.join(ROOT, "examples", "transpose.mlir")).read()
     src["reduce_rows"] = open(os.path.join(ROOT, "examples", "reduce_rows.mlir")).read()
     src["elementwise_add"] = open(os.path.join(ROOT, "examples", "elementwise_add.mlir")).read()
+    src.update(user_kernel_sources(tilec))
     return src
+
+
+def user_kernel_sources(tilec):
+    """sweep_kernels/user_kernels.py through the Python front end (the
+    `tile` package of tilec's build, else the installed one); none when it
+    cannot be imported (a message says so)."""
+    pkg = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(tilec))),
+                       "python_packages")
+    sys.path[:0] = [p for p in (pkg, KDIR) if p not in sys.path]
+    try:
+        import user_kernels
+    except ImportError as e:
+        print(f"user kernels skipped: the tile package cannot be imported ({e})",
+              file=sys.stderr)
+        return {}
+    return user_kernels.sources()
 
 
 def selected(name, only):
@@ -178,7 +201,7 @@ def selected(name, only):
 def cmd_compile(args):
     os.makedirs(args.out, exist_ok=True)
     manifest = {"chip": args.chip, "kernels": {}}
-    for name, text in kernel_sources().items():
+    for name, text in kernel_sources(args.tilec).items():
         if not selected(name, args.only):
             continue
         mlir = os.path.join(args.out, name + ".mlir")
@@ -471,6 +494,43 @@ def cmd_run(args):
             C = torch.empty(n, device=dev)
             mem("add", f"{n}", lambda: k(A, B, C), lambda: torch.add(A, B, out=C),
                 lambda: torch.equal(C, A + B), 3 * n * 4)
+
+    # Kernels written as a user writes them from docs/python.md
+    # (sweep_kernels/user_kernels.py), bf16 norms against torch's.
+    norm_shapes = ((1000, 3000), (4096, 4096), (4097, 4095), (16384, 4096),
+                   (65536, 1024), (4096, 8192), (32768, 4096))
+    if args.quick:
+        norm_shapes = ((1000, 3000), (4097, 4095), (32768, 4096))
+    bf = torch.bfloat16
+    near = lambda a, b: torch.allclose(a.float(), b.float(), rtol=2e-2, atol=5e-2)
+    k = kernels.get("user_layer_norm")
+    if k is not None:
+        for (m, n) in norm_shapes:
+            X = torch.randn(m, n, device=dev, dtype=bf)
+            W = torch.randn(n, device=dev, dtype=bf)
+            B = torch.randn(n, device=dev, dtype=bf)
+            Y = torch.empty_like(X)
+            ref = lambda: torch.nn.functional.layer_norm(X, (n,), W, B, 1e-5)
+            mem("u_layernorm", f"{m}x{n}", lambda: k(X, W, B, Y, 1e-5), ref,
+                lambda: near(Y, ref()), 2 * m * n * 2)
+    k = kernels.get("user_add_rms_norm")
+    if k is not None:
+        for (m, n) in norm_shapes:
+            X = torch.randn(m, n, device=dev, dtype=bf)
+            R = torch.randn(m, n, device=dev, dtype=bf)
+            W = torch.randn(n, device=dev, dtype=bf)
+            H = torch.empty_like(X)
+            Y = torch.empty_like(X)
+            ref = lambda: torch.nn.functional.rms_norm(X + R, (n,), W, 1e-6)
+            mem("u_addrms", f"{m}x{n}", lambda: k(X, R, W, H, Y, 1e-6), ref,
+                lambda: near(Y, ref()) and torch.equal(H, X + R), 4 * m * n * 2)
+    k = kernels.get("user_row_argmax")
+    if k is not None:
+        for (m, n) in ((1000, 3000), (4096, 4096), (16384, 8192), (65536, 1024)):
+            X = torch.randn(m, n, device=dev)
+            I = torch.empty(m, device=dev, dtype=torch.int32)
+            mem("u_argmax", f"{m}x{n}", lambda: k(X, I), lambda: X.argmax(1),
+                lambda: torch.equal(I, X.argmax(1).to(torch.int32)), m * n * 4)
 
     print("\n# summary (ratio = reference time / tile time)")
     allmem = []
