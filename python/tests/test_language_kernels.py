@@ -350,3 +350,17 @@ def test_user_row_argmax(user_kernels, m, n):
     i = np.zeros(m, np.int32)
     user_kernels["user_row_argmax"](x, i)
     np.testing.assert_array_equal(i, x.argmax(1))
+
+
+@pytest.mark.parametrize("m,n", [(9, 1300), (6, 512), (2, 3)])
+def test_user_cross_entropy(user_kernels, m, n):
+    ml = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-8, 8, (m, n)).astype(ml.bfloat16)
+    lab = rng.integers(0, n, m).astype(np.int32)
+    loss = np.zeros(m, np.float32)
+    user_kernels["user_cross_entropy"](x, lab, loss)
+    f = x.astype(np.float64)
+    mx = f.max(1)
+    ref = np.log(np.exp(f - mx[:, None]).sum(1)) + mx - f[np.arange(m), lab]
+    np.testing.assert_allclose(loss, ref, rtol=1e-4, atol=1e-4)

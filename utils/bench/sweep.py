@@ -39,13 +39,14 @@ Kernels, all the programs a user writes once (no per-shape tuning):
   elementwise_add        examples/elementwise_add.mlir (f32, any N);
   user_layer_norm /      utils/bench/sweep_kernels/user_kernels.py: kernels
   user_add_rms_norm /    written in Python as a user writes them from
-  user_row_argmax        docs/python.md (two-pass bf16 norms, an argmax),
-                         compiled through the `tile` package of tilec's
-                         build, groups u_layernorm, u_addrms, u_argmax.
+  user_row_argmax /      docs/python.md (two-pass bf16 norms, an argmax,
+  user_cross_entropy     a cross-entropy with an online max), compiled
+                         through the `tile` package of tilec's build,
+                         groups u_layernorm, u_addrms, u_argmax, u_xent.
 References: torch.matmul (cuBLAS), F.linear (cuBLAS), torch.baddbmm with
 alpha 0.5 / torch.bmm (cuBLAS), torch.softmax, torch.nn.functional
 .rms_norm, X.sum(1), X.t().contiguous(), A + B, F.layer_norm, rms_norm(X + R),
-X.argmax(1). Memory-bound rows also give
+X.argmax(1), F.cross_entropy(reduction="none"). Memory-bound rows also give
 GB/s and the fraction of the device-to-device copy bandwidth measured in the
 same run (torch copy_ of 1 GiB), and of a copy moving the case's own bytes
 (same timing; at tens of MiB the launch and the L2 flush cost a copy too).
@@ -531,6 +532,20 @@ def cmd_run(args):
             I = torch.empty(m, device=dev, dtype=torch.int32)
             mem("u_argmax", f"{m}x{n}", lambda: k(X, I), lambda: X.argmax(1),
                 lambda: torch.equal(I, X.argmax(1).to(torch.int32)), m * n * 4)
+
+    k = kernels.get("user_cross_entropy")
+    if k is not None:
+        for (m, n) in ((1000, 32000), (4096, 32000), (4096, 50257), (16384, 32000),
+                       (1024, 128256)):
+            X = torch.randn(m, n, device=dev, dtype=bf) * 4
+            L = torch.randint(0, n, (m,), device=dev, dtype=torch.int32)
+            Loss = torch.empty(m, device=dev)
+            ref = lambda: torch.nn.functional.cross_entropy(X, L.long(), reduction="none")
+            # torch's bf16 result is rounded to bf16: check against f32 math.
+            want = torch.nn.functional.cross_entropy(X.float(), L.long(), reduction="none")
+            mem("u_xent", f"{m}x{n}", lambda: k(X, L, Loss), ref,
+                lambda: torch.allclose(Loss, want, rtol=1e-4, atol=1e-3),
+                m * n * 2)
 
     print("\n# summary (ratio = reference time / tile time)")
     allmem = []

@@ -9,7 +9,10 @@ make these fast as written, not only the hand-tuned examples.
     add_rms_norm  H = X + R (written), Y = H * rsqrt(mean(H^2) + eps) * W, the
                   fused residual add of LLM blocks, bf16;
     row_argmax    I[i] = the first j with X[i, j] = max_j X[i, j], f32 in,
-                  int32 out (a max, then a min over the candidate indices).
+                  int32 out (a max, then a min over the candidate indices);
+    cross_entropy Loss[i] = logsumexp(X[i, :]) - X[i, L[i]] over bf16
+                  logits, one pass with an online max (a vocabulary of
+                  tens of thousands of columns).
 """
 import tile.language as T
 
@@ -114,8 +117,44 @@ def row_argmax(X: T.Tensor((M, N), T.float32), I: T.Tensor((M,), T.int32)):
         T.copy(bi, I[bx * block_M])
 
 
+@T.prim_func
+def cross_entropy(X: T.Tensor((M, N), T.bfloat16), L: T.Tensor((M,), T.int32),
+                  Loss: T.Tensor((M,), T.float32)):
+    block_M, block_N = 4, 512
+    with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+        x = T.alloc_fragment((block_M, block_N), T.float32)
+        m = T.alloc_fragment((block_M,), T.float32)
+        s = T.alloc_fragment((block_M,), T.float32)
+        tmax = T.alloc_fragment((block_M,), T.float32)
+        tsum = T.alloc_fragment((block_M,), T.float32)
+        loss = T.alloc_fragment((block_M,), T.float32)
+        T.fill(m, -T.infinity(T.float32))
+        T.clear(s)
+        for k in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+            T.copy(X[bx * block_M, k * block_N], x)
+            for i, j in T.Parallel(block_M, block_N):
+                x[i, j] = T.if_then_else(k * block_N + j < N, x[i, j],
+                                         -T.infinity(T.float32))
+            T.reduce_max(x, tmax, dim=1)
+            for i in T.Parallel(block_M):
+                tmax[i] = T.max(tmax[i], m[i])
+                s[i] = s[i] * T.exp(m[i] - tmax[i])
+                m[i] = tmax[i]
+            for i, j in T.Parallel(block_M, block_N):
+                x[i, j] = T.exp(x[i, j] - m[i])
+            T.reduce_sum(x, tsum, dim=1)
+            for i in T.Parallel(block_M):
+                s[i] = s[i] + tsum[i]
+        for i in T.Parallel(block_M):
+            row = bx * block_M + i
+            picked = T.cast(X[row, L[row]], T.float32) if row < M else 0.0
+            loss[i] = T.log(s[i]) + m[i] - picked
+        T.copy(loss, Loss[bx * block_M])
+
+
 def sources():
     """name -> MLIR text (the sweep passes every argument, outputs too)."""
     return {"user_layer_norm": layer_norm.script(),
             "user_add_rms_norm": add_rms_norm.script(),
-            "user_row_argmax": row_argmax.script()}
+            "user_row_argmax": row_argmax.script(),
+            "user_cross_entropy": cross_entropy.script()}
