@@ -166,6 +166,8 @@ def test_math_functions(jit_cpu):
         "ceil": (T.ceil, np.ceil), "round": (T.round, np.rint),
         "sigmoid": (T.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
         "abs": (T.abs, np.abs), "pow": (lambda x: T.pow(x, 1.5), lambda x: x ** 1.5),
+        "log10": (T.log10, np.log10), "log1p": (T.log1p, np.log1p),
+        "tan": (T.tan, np.tan), "trunc": (T.trunc, np.trunc),
     }
     names = list(funcs)
 

@@ -138,18 +138,23 @@ def TileNVVMExpandArith : Pass<"tile-nvvm-expand-arith"> {
     `min.NaN` instruction (sm_80+, PTX 7.0+), where the expansion costs a
     compare, a NaN test and two selects per element (a 64-element row
     maximum of a FlashAttention score tile: 256 instructions instead of
-    64).
+    64). `math.trunc`, which neither convert-math-to-llvm nor the libdevice
+    patterns of convert-gpu-to-nvvm lower, becomes `llvm.intr.trunc`
+    (`cvt.rzi`).
 
     Example:
     ```mlir
     %q = arith.ceildivui %n, %c64 : index
     %m = arith.maximumf %a, %b : f32
+    %t = math.trunc %x : f32
     // becomes
     // %q = arith.select(%n == 0, 0, (%n - 1) / 64 + 1)  (several ops)
     // %m = arith.maximumf %a, %b : f32                    (unchanged)
+    // %t = llvm.intr.trunc(%x) : (f32) -> f32
     ```
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def TileNVVMFtzExp2 : Pass<"tile-nvvm-ftz-exp2"> {

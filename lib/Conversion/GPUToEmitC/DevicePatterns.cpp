@@ -746,7 +746,10 @@ void mlir::tile::emitc_lowering::populateDevicePatterns(
       {"math.tanh", "tile::tanh"},          {"math.sin", "tile::sin"},
       {"math.cos", "tile::cos"},            {"math.erf", "tile::erf"},
       {"math.floor", "tile::floor"},        {"math.ceil", "tile::ceil"},
-      {"math.powf", "tile::powf"},          {"math.fma", "tile::fma"}};
+      {"math.powf", "tile::powf"},          {"math.fma", "tile::fma"},
+      {"math.log10", "tile::log10"},        {"math.log1p", "tile::log1p"},
+      {"math.tan", "tile::tan"},            {"math.trunc", "tile::trunc"},
+      {"math.roundeven", "tile::roundeven"}};
   for (auto [op, fn] : table)
     patterns.add<TableCallPattern>(c, ctx, op, fn);
 }

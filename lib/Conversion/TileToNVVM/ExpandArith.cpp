@@ -2,7 +2,7 @@
 //
 // The subset of upstream arith-expand the NVVM lowering needs: the integer
 // ceil/floor divisions and the scaling float conversions, which
-// convert-arith-to-llvm does not handle. Float minimum/maximum are left to
+// convert-arith-to-llvm does not handle, and math.trunc. Float minimum/maximum are left to
 // the NVPTX backend, which has single instructions for them. Ops in blocks
 // unreachable from their region's entry are not expanded (the walk skips
 // them); the pipeline runs it after scf-to-cf, which leaves none.
@@ -12,6 +12,8 @@
 #include "tile/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::tile {
@@ -22,12 +24,24 @@ namespace mlir::tile {
 using namespace mlir;
 
 namespace {
+/// math.trunc -> llvm.intr.trunc (no upstream lowering reaches NVVM).
+struct TruncToLLVM : OpRewritePattern<math::TruncOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::TruncOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::FTruncOp>(op, op.getType(),
+                                                op.getOperand());
+    return success();
+  }
+};
+
 struct TileNVVMExpandArithPass
     : public tile::impl::TileNVVMExpandArithBase<TileNVVMExpandArithPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     arith::populateCeilFloorDivExpandOpsPatterns(patterns);
     arith::populateExpandScalingExtTruncPatterns(patterns);
+    patterns.add<TruncToLLVM>(&getContext());
     // One walk: no expansion produces an op another pattern expands, and
     // the greedy passes after this one fold what they leave
     // (expand-strided-metadata, the canonicalizer); the greedy driver's

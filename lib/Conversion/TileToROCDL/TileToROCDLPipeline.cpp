@@ -28,6 +28,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -63,6 +64,12 @@ void mlir::tile::buildTileToROCDLPipeline(
       createTileROCDLPrivateAllocas());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(arith::createArithExpandOpsPass());
+  // math.tan and math.tanh become llvm.tan / llvm.tanh, which the AMDGPU
+  // backend cannot select ("no libcall available"; the device libraries
+  // are not linked): their exp / sin / cos forms instead.
+  math::MathExpandOpsPassOptions expand;
+  expand.opMnemonics = {"tan", "tanh"};
+  pm.addPass(math::createMathExpandOpsPass(expand));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   GpuROCDLAttachTargetOptions target;

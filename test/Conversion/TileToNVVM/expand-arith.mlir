@@ -27,3 +27,15 @@ func.func @expands_divisions(%a: index, %b: i32) -> (index, i32) {
   %y = arith.floordivsi %b, %c7 : i32
   return %x, %y : index, i32
 }
+
+// -----
+
+// math.trunc, which no upstream lowering takes to NVVM, becomes the LLVM
+// intrinsic (cvt.rzi).
+// CHECK-LABEL: func.func @trunc
+// CHECK: llvm.intr.trunc(%{{.*}}) : (f32) -> f32
+// CHECK-NOT: math.trunc
+func.func @trunc(%a: f32) -> f32 {
+  %t = math.trunc %a : f32
+  return %t : f32
+}

@@ -1,6 +1,7 @@
 // RUN: tile-opt %tile_src_root/examples/gemm.mlir --tile-to-rocdl | FileCheck %s --check-prefix=GEMM
 // RUN: tile-opt %tile_src_root/examples/softmax.mlir --tile-to-rocdl="chip=gfx90a" | FileCheck %s --check-prefix=SOFTMAX
 // RUN: tile-opt %tile_src_root/examples/rmsnorm.mlir --tile-to-rocdl | FileCheck %s --check-prefix=OCML
+// RUN: tile-opt %tile_src_root/test/E2E/kernels/math_functions.mlir --tile-to-rocdl | FileCheck %s --check-prefix=MATH
 
 // The whole pipeline: a gpu.module of LLVM/ROCDL ops with its #rocdl.target,
 // stopping before serialization (tilec --target=hip serializes it).
@@ -26,3 +27,12 @@
 // Math without an instruction calls ocml (linked by tilec from the ROCm
 // device libraries only then).
 // OCML: llvm.func @__ocml_rsqrt_f32(f32) -> f32
+
+// math.tan and math.tanh would reach the AMDGPU backend as llvm.tan /
+// llvm.tanh, which it cannot select: math-expand-ops rewrites them with
+// sin / cos and exp; the other functions are OCML calls.
+// MATH-DAG: llvm.func @__ocml_sin_f32
+// MATH-DAG: llvm.func @__ocml_cos_f32
+// MATH-DAG: llvm.func @__ocml_log1p_f32
+// MATH-NOT: llvm.intr.tan
+// MATH-NOT: math.

@@ -184,6 +184,17 @@ TILE_DEVICE float floor(float x) { return floorf(x); }
 TILE_DEVICE float ceil(float x) { return ceilf(x); }
 TILE_DEVICE float powf(float x, float y) { return ::powf(x, y); }
 TILE_DEVICE float fma(float a, float b, float c) { return fmaf(a, b, c); }
+TILE_DEVICE float log10(float x) { return log10f(x); }
+TILE_DEVICE double log10(double x) { return ::log10(x); }
+TILE_DEVICE float log1p(float x) { return log1pf(x); }
+TILE_DEVICE double log1p(double x) { return ::log1p(x); }
+TILE_DEVICE float tan(float x) { return tanf(x); }
+TILE_DEVICE double tan(double x) { return ::tan(x); }
+TILE_DEVICE float trunc(float x) { return truncf(x); }
+TILE_DEVICE double trunc(double x) { return ::trunc(x); }
+/// math.roundeven: halves to even (rint in the default rounding mode).
+TILE_DEVICE float roundeven(float x) { return rintf(x); }
+TILE_DEVICE double roundeven(double x) { return ::rint(x); }
 TILE_DEVICE double fma(double a, double b, double c) { return ::fma(a, b, c); }
 template <typename T> TILE_DEVICE T exp(T x) { return T(exp(float(x))); }
 template <typename T> TILE_DEVICE T log(T x) { return T(log(float(x))); }

@@ -207,6 +207,17 @@ TILE_DEVICE float floor(float x) { return metal::floor(x); }
 TILE_DEVICE float ceil(float x) { return metal::ceil(x); }
 TILE_DEVICE float powf(float x, float y) { return precise::pow(x, y); }
 TILE_DEVICE float fma(float a, float b, float c) { return metal::fma(a, b, c); }
+TILE_DEVICE float log10(float x) { return precise::log10(x); }
+/// MSL has no log1p: log(u) * x / (u - 1) with u = 1 + x corrects the
+/// rounding of 1 + x (exact where u == 1: the result is x).
+TILE_DEVICE float log1p(float x) {
+  float u = 1.0f + x;
+  return u == 1.0f ? x : precise::log(u) * (x / (u - 1.0f));
+}
+TILE_DEVICE float tan(float x) { return precise::tan(x); }
+TILE_DEVICE float trunc(float x) { return metal::trunc(x); }
+/// math.roundeven: halves to even.
+TILE_DEVICE float roundeven(float x) { return metal::rint(x); }
 /// MSL has no erf: Abramowitz & Stegun 7.1.26 on |x| is not accurate
 /// enough (1.5e-7 absolute is, but only near 0), so erf(x) = 1 - erfc(x)
 /// from the Numerical Recipes erfc Chebyshev fit (relative error < 1.2e-7).
