@@ -169,6 +169,9 @@ outline(ModuleOp module, func::FuncOp kernel,
 LogicalResult nvgpu_lowering::outlineAndLowerKernels(
     ModuleOp module, const GPUTargetInfo &target, bool remarks) {
   SmallVector<func::FuncOp> kernels = getKernelFunctions(module);
+  for (func::FuncOp kernel : kernels)
+    if (failed(verifyLowerableElementTypes(kernel)))
+      return failure();
   int64_t maxShared = 0;
   auto info = module->getAttrOfType<KernelInfoAttr>(
       TileDialect::kKernelInfoAttrName);

@@ -8,6 +8,7 @@
 
 #include "tile/Conversion/LaunchUtils.h"
 #include "tile/Conversion/Passes.h"
+#include "tile/Dialect/Tile/Transforms/KernelMetadata.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -375,6 +376,14 @@ struct AtomicTileToLoops : OpRewritePattern<AtomicTileOp> {
 struct ConvertTileToSCFPass
     : public tile::impl::ConvertTileToSCFBase<ConvertTileToSCFPass> {
   void runOnOperation() override {
+    WalkResult unsupported = getOperation()->walk([](func::FuncOp f) {
+      if (f->hasAttr(TileDialect::kKernelAttrName) &&
+          failed(verifyLowerableElementTypes(f)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<CopyToLoops, FillToLoops, ClearToLoops, GemmToLoops,
                  ReduceToLoops, ParallelToLoops, PipelinedToLoop, AtomicToRMW,

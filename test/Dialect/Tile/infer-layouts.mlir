@@ -270,3 +270,30 @@ func.func @row_stat_other_tile(%X: memref<?x512xf32>, %Z: memref<?x256xf32>, %Y:
   }
   return
 }
+
+// -----
+
+// A tile quantized from another in an elementwise parallel takes that
+// tile's layout before its own copy is visited: 8 int8 per run like the
+// bf16 source (16 bytes of bf16), not 16, so the parallel between them
+// runs on registers.
+// CHECK-LABEL: func.func @quantized_partner
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 8 + d0 * 128) mod 256), {{.*}}>} : memref<2x1024xf32
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 8 + d0 * 128) mod 256), {{.*}}>} : memref<2x1024xi8
+func.func @quantized_partner(%X: memref<?x1024xbf16>, %Q: memref<?x1024xi8>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.launch blocks(%bx) in (%c1) threads(256) {
+    %x = tile.alloc : memref<2x1024xf32, #tile.scope<fragment>>
+    %q = tile.alloc : memref<2x1024xi8, #tile.scope<fragment>>
+    tile.copy %X[%c0, %c0] to %x : memref<?x1024xbf16> to memref<2x1024xf32, #tile.scope<fragment>>
+    tile.parallel (%i, %j) in [2, 1024] {
+      %v = memref.load %x[%i, %j] : memref<2x1024xf32, #tile.scope<fragment>>
+      %r = math.roundeven %v : f32
+      %t = arith.fptosi %r : f32 to i8
+      memref.store %t, %q[%i, %j] : memref<2x1024xi8, #tile.scope<fragment>>
+    }
+    tile.copy %q to %Q[%c0, %c0] : memref<2x1024xi8, #tile.scope<fragment>> to memref<?x1024xi8>
+  }
+  return
+}

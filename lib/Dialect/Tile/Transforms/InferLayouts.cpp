@@ -643,11 +643,16 @@ struct TileInferLayoutsPass
             chosen[frag] =
                 layout ? layout
                        : getVectorLinearLayout(ctx, shape, threads, vec);
+            // Its elementwise partners take it before their own copies
+            // are visited: an int8 tile quantized from a bf16 one keeps
+            // the bf16 tile's layout rather than 16 int8 per run, which
+            // would make the parallel between them go through shared
+            // memory.
+            propagate();
             break;
           }
         }
       });
-      propagate();
     };
     copyLayouts(/*twoD=*/true);
 

@@ -421,6 +421,36 @@ static KernelParamAttr buildParam(func::FuncOp kernel, unsigned i) {
   return param;
 }
 
+/// The first 8-bit float type in `t` (a memref's element type, a vector's),
+/// if any.
+static FloatType eightBitFloat(Type t) {
+  if (auto shaped = dyn_cast<ShapedType>(t))
+    t = shaped.getElementType();
+  auto f = dyn_cast<FloatType>(t);
+  return f && f.getWidth() == 8 ? f : FloatType();
+}
+
+LogicalResult mlir::tile::verifyLowerableElementTypes(func::FuncOp kernel) {
+  for (BlockArgument arg : kernel.getArguments())
+    if (FloatType f = eightBitFloat(arg.getType()))
+      return mlir::emitError(arg.getLoc(), "argument #")
+             << arg.getArgNumber() << " has element type " << f
+             << ": 8-bit float tensors are not supported by the tile "
+                "lowerings yet (convert them to f16 or bf16 before the "
+                "kernel)";
+  WalkResult r = kernel.walk([&](Operation *op) {
+    for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                     op->getResultTypes()))
+      if (FloatType f = eightBitFloat(t)) {
+        op->emitError("8-bit float type ")
+            << f << " is not supported by the tile lowerings yet";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
 FailureOr<KernelInfoAttr> mlir::tile::buildKernelInfo(func::FuncOp kernel,
                                                       StringRef target,
                                                       StringRef chip,

@@ -94,6 +94,14 @@ FailureOr<KernelInfoAttr> buildKernelInfo(func::FuncOp kernel,
                                           StringRef target, StringRef chip,
                                           StringRef features);
 
+/// Element types a kernel may name (its metadata does) but no lowering can
+/// generate code for yet: 8-bit floats (f8E4M3FN, f8E5M2), which no
+/// lowering converts, computes or multiplies (the LLVM-based ones stopped
+/// on an unrealized cast, the C++ sources on the kernel signature). An
+/// error where one first appears (an argument, else an op); called by the
+/// code-generating lowerings, not by metadata emission.
+LogicalResult verifyLowerableElementTypes(func::FuncOp kernel);
+
 /// buildKernelInfo for target "cpu", decoded.
 FailureOr<KernelMetadata> extractKernelMetadata(func::FuncOp kernel);
 
