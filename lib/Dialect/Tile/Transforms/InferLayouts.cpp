@@ -462,6 +462,52 @@ struct TileInferLayoutsPass
     };
     propagate();
 
+    // Vectors read along the rows (columns) of the tile a 2-D tile.parallel
+    // runs over: for each such parallel, `tileOf` gives the layout of a
+    // fragment of its extents it accesses at indices `idx` (null: not the
+    // tile), and each 1-D fragment without a layout loaded at [iv0] ([iv1])
+    // with the matching extent takes `sliceOf(tile, extents, 0 (1))`, if
+    // any: the parallel then reads it from the thread's own registers.
+    auto sliceReadVectors =
+        [&](function_ref<FragmentLayoutAttr(Value, ValueRange, Value, Value)>
+                tileOf,
+            function_ref<FragmentLayoutAttr(FragmentLayoutAttr,
+                                            ArrayRef<int64_t>, unsigned)>
+                sliceOf) {
+          launch.walk([&](ParallelOp par) {
+            ArrayRef<int64_t> ext = par.getExtents();
+            if (ext.size() != 2)
+              return;
+            Block &body = par.getBodyBlock();
+            Value iv0 = body.getArgument(0), iv1 = body.getArgument(1);
+            FragmentLayoutAttr tile;
+            par.walk([&](Operation *op) {
+              auto load = dyn_cast<memref::LoadOp>(op);
+              auto store = dyn_cast<memref::StoreOp>(op);
+              Value m = load    ? load.getMemRef()
+                        : store ? store.getMemRef()
+                                : Value();
+              if (!tile && m && isFragment(m) && shapeOf(m) == ext)
+                tile = tileOf(m, load ? load.getIndices() : store.getIndices(),
+                              iv0, iv1);
+            });
+            if (!tile)
+              return;
+            par.walk([&](memref::LoadOp load) {
+              Value m = load.getMemRef();
+              if (!needs(m) || load.getIndices().size() != 1)
+                return;
+              Value i = load.getIndices()[0];
+              unsigned keep = i == iv0 ? 0 : i == iv1 ? 1 : 2;
+              if (keep == 2 || shapeOf(m)[0] != ext[keep])
+                return;
+              if (FragmentLayoutAttr slice = sliceOf(tile, ext, keep))
+                chosen[m] = slice;
+            });
+          });
+          propagate();
+        };
+
     // 1. gemm accumulators and operand swizzles.
     launch.walk([&](GemmOp gemm) {
       Value c = gemm.getC();
@@ -527,45 +573,22 @@ struct TileInferLayoutsPass
     // like the statistics above: each thread holds the entries of its own
     // rows (columns), so the parallel runs in registers instead of through
     // shared memory.
-    launch.walk([&](ParallelOp par) {
-      ArrayRef<int64_t> ext = par.getExtents();
-      if (ext.size() != 2)
-        return;
-      Block &body = par.getBodyBlock();
-      Value iv0 = body.getArgument(0), iv1 = body.getArgument(1);
-      std::optional<MmaWarpTiling> tiling;
-      bool mfmaAcc = false;
-      par.walk([&](Operation *op) {
-        auto load = dyn_cast<memref::LoadOp>(op);
-        auto store = dyn_cast<memref::StoreOp>(op);
-        Value m = load ? load.getMemRef() : store ? store.getMemRef() : Value();
-        ValueRange idx = load    ? load.getIndices()
-                         : store ? store.getIndices()
-                                 : ValueRange();
-        if (tiling || !m || !isFragment(m) || shapeOf(m) != ext ||
-            idx.size() != 2 || idx[0] != iv0 || idx[1] != iv1)
-          return;
-        tiling = matchMmaAccumulatorLayout(layoutOf(m), shapeOf(m));
-        if (!tiling && (tiling = matchMfmaAccumulatorLayout(layoutOf(m),
-                                                             shapeOf(m))))
-          mfmaAcc = true;
-      });
-      if (!tiling)
-        return;
-      par.walk([&](memref::LoadOp load) {
-        Value m = load.getMemRef();
-        if (!needs(m) || load.getIndices().size() != 1)
-          return;
-        Value i = load.getIndices()[0];
-        unsigned keep = i == iv0 ? 0 : i == iv1 ? 1 : 2;
-        if (keep == 2 || shapeOf(m)[0] != ext[keep])
-          return;
-        chosen[m] = mfmaAcc ? getMfmaSliceLayout(ctx, threads, *tiling, keep)
-                            : getMmaSliceLayout(ctx, ext[0], ext[1], threads,
-                                                *tiling, keep);
-      });
-    });
-    propagate();
+    sliceReadVectors(
+        [&](Value m, ValueRange idx, Value iv0, Value iv1) {
+          if (idx.size() != 2 || idx[0] != iv0 || idx[1] != iv1)
+            return FragmentLayoutAttr();
+          FragmentLayoutAttr l = layoutOf(m);
+          return matchMmaAccumulatorLayout(l, shapeOf(m)) ||
+                         matchMfmaAccumulatorLayout(l, shapeOf(m))
+                     ? l
+                     : FragmentLayoutAttr();
+        },
+        [&](FragmentLayoutAttr acc, ArrayRef<int64_t> ext, unsigned keep) {
+          if (auto t = matchMmaAccumulatorLayout(acc, ext))
+            return getMmaSliceLayout(ctx, ext[0], ext[1], threads, *t, keep);
+          auto t = matchMfmaAccumulatorLayout(acc, ext);
+          return getMfmaSliceLayout(ctx, threads, *t, keep);
+        });
 
     // 3. Small reduction targets are replicated in every thread; row and
     // column statistics of a 2-D fragment (a reduction along one of its
@@ -710,36 +733,11 @@ struct TileInferLayoutsPass
     // fragment's row (column) slice, as step 2b does for accumulators: each
     // thread then holds the entries of its own rows (columns). After the
     // statistics, which follow the tile they reduce.
-    launch.walk([&](ParallelOp par) {
-      ArrayRef<int64_t> ext = par.getExtents();
-      if (ext.size() != 2)
-        return;
-      Block &body = par.getBodyBlock();
-      Value iv0 = body.getArgument(0), iv1 = body.getArgument(1);
-      FragmentLayoutAttr tile;
-      par.walk([&](Operation *op) {
-        auto load = dyn_cast<memref::LoadOp>(op);
-        auto store = dyn_cast<memref::StoreOp>(op);
-        Value m = load ? load.getMemRef() : store ? store.getMemRef() : Value();
-        if (!tile && m && isFragment(m) && shapeOf(m) == ext)
-          tile = layoutOf(m);
-      });
-      if (!tile)
-        return;
-      par.walk([&](memref::LoadOp load) {
-        Value m = load.getMemRef();
-        if (!needs(m) || load.getIndices().size() != 1)
-          return;
-        Value i = load.getIndices()[0];
-        unsigned keep = i == iv0 ? 0 : i == iv1 ? 1 : 2;
-        if (keep == 2 || shapeOf(m)[0] != ext[keep])
-          return;
-        if (FragmentLayoutAttr slice =
-                getChunkSliceLayout(tile, ext, threads, lanes, keep))
-          chosen[m] = slice;
-      });
-    });
-    propagate();
+    sliceReadVectors(
+        [&](Value m, ValueRange, Value, Value) { return layoutOf(m); },
+        [&](FragmentLayoutAttr tile, ArrayRef<int64_t> ext, unsigned keep) {
+          return getChunkSliceLayout(tile, ext, threads, lanes, keep);
+        });
 
     // 4d. Vectors copied from or to global memory on their own.
     copyLayouts(/*twoD=*/false);
