@@ -366,3 +366,19 @@ def test_user_cross_entropy(user_kernels, m, n):
     mx = f.max(1)
     ref = np.log(np.exp(f - mx[:, None]).sum(1)) + mx - f[np.arange(m), lab]
     np.testing.assert_allclose(loss, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_copy_converts_between_integers_and_floats(jit_cpu):
+    """T.copy of int32 labels into a float fragment (a signed value) and of
+    floats into an int32 tensor (toward zero), as TileLang's copy does."""
+    @jit_cpu(out_idx=1)
+    def k(L: T.Tensor((N,), "int32"), Y: T.Tensor((N,), "int32")):
+        with T.Kernel(T.ceildiv(N, 64), threads=32) as bx:
+            f = T.alloc_fragment((64,), "float32")
+            T.copy(L[bx * 64], f)
+            for i in T.Parallel(64):
+                f[i] = f[i] * 0.75
+            T.copy(f, Y[bx * 64])
+
+    x = np.arange(-100, 101, dtype=np.int32)
+    np.testing.assert_array_equal(k(x), np.trunc(x * 0.75).astype(np.int32))

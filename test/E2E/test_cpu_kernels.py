@@ -322,6 +322,19 @@ def test_masked_scores(compile_kernel, tmp_path, backend, s):
     assert rel_error(out, scores.max(axis=1)) < 2e-3
 
 
+@pytest.mark.parametrize("n", [1, 300])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_float_copies(compile_kernel, tmp_path, backend, n):
+    # tile.copy converts between integer and float tensors: i32 -> f32 as a
+    # signed value, f32 -> i32 and -> i16 toward zero, i16 -> f16.
+    bundle = compile_kernel((KERNELS / "int_float_copies.mlir").read_text())
+    x = rng(17).integers(-4000, 4000, n).astype(np.int32)
+    out = bundle.run(tmp_path, {"X": x}, backend)
+    np.testing.assert_array_equal(out["Y"], (x / 4).astype(np.float32))
+    np.testing.assert_array_equal(out["Z"], np.trunc(x / 4).astype(np.int32))
+    np.testing.assert_array_equal(out["W"], np.trunc(x / 4).astype(np.float16))
+
+
 MATH_REFS = [np.exp, np.exp2, np.log, np.log2, np.log10, np.log1p, np.sqrt,
              lambda x: 1 / np.sqrt(x), np.sin, np.cos, np.tan, np.tanh,
              np.vectorize(lambda v: __import__("math").erf(v)), np.floor,

@@ -64,9 +64,11 @@ LogicalResult cloneLaunchBody(OpBuilder &b, LaunchOp launch,
 arith::AtomicRMWKind getAtomicRMWKind(AtomicKind kind, Type type);
 
 /// The neutral element of a reduction of `kind` over `type`.
-/// Converts `v` to `to` within a class (float to float, integer to
-/// integer), as tile.copy and accumulations do: widening, narrowing, and
-/// f16 <-> bf16 through f32; integers are sign-extended.
+/// Converts `v` to `to`, as tile.copy and accumulations do: floats widen,
+/// narrow (rounding to nearest even) and go f16 <-> bf16 through f32;
+/// integers are sign-extended or truncated; an integer becomes a float as
+/// a signed value (i1 as 0 / 1), a float an integer toward zero (i1: x !=
+/// 0).
 Value convertElement(OpBuilder &b, Location loc, Value v, Type to);
 
 Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type type);

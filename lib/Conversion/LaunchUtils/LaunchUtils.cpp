@@ -182,6 +182,21 @@ Value mlir::tile::convertElement(OpBuilder &b, Location loc, Value v, Type to) {
     Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
     return arith::TruncFOp::create(b, loc, to, wide);
   }
+  bool fromInt = isa<IntegerType>(from), toInt = isa<IntegerType>(to);
+  if (fromInt && !toInt) {
+    // Signless integers are signed, except i1 (a bool: true is 1.0).
+    if (from.isInteger(1))
+      return arith::UIToFPOp::create(b, loc, to, v);
+    return arith::SIToFPOp::create(b, loc, to, v);
+  }
+  if (!fromInt && toInt) {
+    // Toward zero (C's cast); to i1: x != 0.
+    if (to.isInteger(1))
+      return arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::UNE, v,
+          arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0.0)));
+    return arith::FPToSIOp::create(b, loc, to, v);
+  }
   if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
     return arith::ExtSIOp::create(b, loc, to, v);
   return arith::TruncIOp::create(b, loc, to, v);

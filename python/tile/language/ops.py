@@ -98,8 +98,9 @@ def copy(src, dst, **kw):
     copied whole; the other is a global tensor addressed TileLang-style by
     the start of the tile (A[by * 64, k * 32]) or by a region with static
     extents (A[by * 64:(by + 1) * 64, :]). Out-of-bounds global elements
-    read as zero and are not written. Element types may differ within a
-    class (the copy converts)."""
+    read as zero and are not written. Element types may differ (the copy
+    converts: an integer to a float as a signed value, a float to an
+    integer toward zero)."""
     _no_options("T.copy", kw)
     fb = _in_launch("T.copy")
     s = as_region(src, "T.copy source")
@@ -108,10 +109,6 @@ def copy(src, dst, **kw):
     if sg and dg:
         raise user_error("T.copy: global to global copies are not supported: "
                          "stage through a shared or fragment buffer")
-    sdt, ddt = s.buffer.type.dtype, d.buffer.type.dtype
-    if sdt.is_float != ddt.is_float:
-        raise user_error(f"T.copy: cannot convert {sdt.name} to {ddt.name} "
-                         "(float <-> integer copies are not supported)")
     drop = []
     if sg or dg:
         g, o = (s, d) if sg else (d, s)

@@ -474,17 +474,6 @@ func.func @f(%X: memref<?xf16>, %m: index) {
 
 func.func @f(%A: memref<?x?xf16>, %m: index) {
   tile.launch blocks(%bx) in (%m) threads(128) {
-    %I = tile.alloc : memref<64x32xi32, #tile.scope<fragment>>
-    // expected-error @+1 {{cannot convert element type 'f16' to 'i32' in a copy (float to float or integer to integer only)}}
-    tile.copy %A[%m, %m] to %I : memref<?x?xf16> to memref<64x32xi32, #tile.scope<fragment>>
-  }
-  return
-}
-
-// -----
-
-func.func @f(%A: memref<?x?xf16>, %m: index) {
-  tile.launch blocks(%bx) in (%m) threads(128) {
     %S = tile.alloc : memref<64x32xf16, #tile.scope<shared>>
     %F = tile.alloc : memref<64x32xf32, #tile.scope<fragment>>
     // expected-error @+1 {{the on-chip target takes no indices: the copy covers it whole}}

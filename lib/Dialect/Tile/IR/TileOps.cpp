@@ -332,13 +332,6 @@ LogicalResult CopyOp::verify() {
            << " but the on-chip side has rank "
            << (isOnChip(src) ? srcRank : dstRank);
   }
-  Type se = src.getElementType(), de = dst.getElementType();
-  bool bothFloat = isa<FloatType>(se) && isa<FloatType>(de);
-  bool bothInt = isa<IntegerType>(se) && isa<IntegerType>(de);
-  if (se != de && !bothFloat && !bothInt)
-    return emitOpError("cannot convert element type ")
-           << se << " to " << de
-           << " in a copy (float to float or integer to integer only)";
   auto checkSide = [&](Value operand, MemRefType type, OperandRange indices,
                        StringRef side) -> LogicalResult {
     if (isOnChip(type)) {

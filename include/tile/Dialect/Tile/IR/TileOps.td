@@ -105,8 +105,10 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     is addressed by a start index (one per dim); out-of-bounds global reads
     produce zero and out-of-bounds global writes are dropped, so tails of
     dynamic shapes need no user code. Between two on-chip buffers the shapes
-    must match and no indices are given. Element types may differ within a
-    class (float to float, integer to integer): the copy converts.
+    must match and no indices are given. Element types may differ: the copy
+    converts (floats round to nearest even, integers sign-extend or
+    truncate, an integer becomes a float as a signed value and i1 as 0 / 1,
+    a float an integer toward zero and i1 as x != 0).
 
     A rank-reducing copy moves a tile of lower rank out of (or into) a global
     tensor: `drop_dims` lists the global dims (increasing) in which the tile
