@@ -360,3 +360,59 @@ def test_example_ir_roundtrips_through_tile_opt(tile, tmp_path):
         r2 = subprocess.run([str(tile_opt), str(again), "--mlir-print-debuginfo"],
                             capture_output=True, text=True)
         assert r2.returncode == 0 and r2.stdout == r.stdout, name
+
+
+def test_dims_computed_from_consts(tile, fresh_cache, traces):
+    # T.Tensor dims may be expressions of T.const dims: a const no input has
+    # alone is bound from an input dim a * C + b (X: (M, 2 * H) binds H for
+    # the out_idx output), one that is bound gives static extents the
+    # runtime checks (C: (S, D // 2)); T.symbolic dims cannot be combined.
+    M = T.symbolic("M")
+    H, D = T.const("H, D")
+
+    @tile.jit(out_idx=-1, target="cpu")
+    def silu_and_mul(X: T.Tensor((M, 2 * H), "float32"), Out: T.Tensor((M, H), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            g = T.alloc_fragment((1, H), "float32")
+            u = T.alloc_fragment((1, H), "float32")
+            T.copy(X[bx, 0], g)
+            T.copy(X[bx, H], u)
+            for i, j in T.Parallel(1, H):
+                g[i, j] = g[i, j] / (1 + T.exp(-g[i, j])) * u[i, j]
+            T.copy(g, Out[bx, 0])
+
+    x = np.random.default_rng(0).standard_normal((5, 200)).astype(np.float32)
+    g, u = x[:, :100], x[:, 100:]
+    np.testing.assert_allclose(silu_and_mul(x), g / (1 + np.exp(-g)) * u, rtol=1e-5, atol=1e-6)
+    assert len(traces) == 1
+    from tile.language.errors import TileLangError
+    with pytest.raises(TileLangError, match=r"dim 1 of 'X' is 199, which is not 2 \* T.const\('H'\)"):
+        silu_and_mul(np.zeros((5, 199), np.float32))
+
+    @tile.jit(out_idx=-1, target="cpu")
+    def halves(X: T.Tensor((M, D), "float32"), C: T.Tensor((M, D // 2), "float32"),
+               Y: T.Tensor((M, D // 2 + 1), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            a = T.alloc_fragment((1, D // 2 + 1), "float32")
+            T.clear(a)
+            c = T.alloc_fragment((1, D // 2), "float32")
+            h = T.alloc_fragment((1, D // 2), "float32")
+            T.copy(X[bx, 0], h)
+            T.copy(C[bx, 0], c)
+            for i, j in T.Parallel(1, D // 2):
+                a[i, j] = h[i, j] * c[i, j]
+            T.copy(a, Y[bx, 0])
+
+    x = np.random.default_rng(1).standard_normal((3, 64)).astype(np.float32)
+    c = np.random.default_rng(2).standard_normal((3, 32)).astype(np.float32)
+    y = halves(x, c)
+    assert y.shape == (3, 33)
+    np.testing.assert_allclose(y[:, :32], x[:, :32] * c, rtol=1e-6)
+    with pytest.raises(tile.ArgumentError, match="dim 1 is 31 but must be 32"):
+        halves(x, c[:, :31].copy())
+
+    S = T.symbolic("S")
+    with pytest.raises(TileLangError, match="computed from T.symbolic dims"):
+        @tile.jit(target="cpu")
+        def bad(X: T.Tensor((S * 2,), "float32")):
+            pass

@@ -156,6 +156,42 @@ def test_integer_floor_semantics_and_casts(jit_cpu):
     np.testing.assert_array_equal(q, a // -5 * 100 + a % -5)
 
 
+def test_saturating_float_to_int_casts(jit_cpu):
+    # T.cast from float to integer saturates like tile.copy: NaN -> 0,
+    # infinities and values past the range -> the integer's min / max (an
+    # f32 near 2^31 included; an f16 infinity -> i32), constants too.
+    @jit_cpu(out_idx=[1, 2, 3])
+    def k(X: T.Tensor((N,), "float32"), A: T.Tensor((N,), "int8"),
+          B: T.Tensor((N,), "int32"), C: T.Tensor((N,), "int32")):
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            x = T.alloc_fragment((32,), "float32")
+            a = T.alloc_fragment((32,), "int8")
+            b = T.alloc_fragment((32,), "int32")
+            c = T.alloc_fragment((32,), "int32")
+            T.copy(X[bx * 32], x)
+            for i in T.Parallel(32):
+                a[i] = T.cast(x[i], "int8")
+                b[i] = T.cast(x[i], "int32") + T.cast(T.float32(3e9), "int32") * 0
+                c[i] = T.cast(T.cast(x[i], "float16"), "int32")
+            T.copy(a, A[bx * 32])
+            T.copy(b, B[bx * 32])
+            T.copy(c, C[bx * 32])
+
+    x = np.array([1.7, -1.7, 127.5, -128.9, 300, -300, np.nan, np.inf, -np.inf,
+                  3e9, -3e9, 2147483520.0, 70000.0, 0.0], np.float32)
+
+    def sat(v, dt):
+        info = np.iinfo(dt)
+        v = np.nan_to_num(v.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+        return np.clip(np.trunc(v), info.min, info.max).astype(dt)
+
+    a, b, c = k(x)
+    np.testing.assert_array_equal(a, sat(x, np.int8))
+    np.testing.assert_array_equal(b, sat(x, np.int32))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(c, sat(x.astype(np.float16), np.int32))
+
+
 def test_math_functions(jit_cpu):
     funcs = {
         "exp": (T.exp, np.exp), "exp2": (T.exp2, np.exp2), "log": (T.log, np.log),

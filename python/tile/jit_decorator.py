@@ -53,7 +53,7 @@ import threading
 from . import _runtime, compiler
 from .language import dtypes as _dt
 from .language.ast_rewrite import rewrite
-from .language.buffer import ConstDim
+from .language.buffer import ConstDim, ConstExpr
 from .language.errors import TileLangError
 from .language.prim_func import PrimFunc, parse_params, trace
 
@@ -281,6 +281,7 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
         # first input that has them)
         self._spec = []
         self._const_src = {}
+        self._const_solve = {}  # const -> (a, b, param, dim, expr): extent = a * C + b
         self._dtype_follow = {}  # dtype-less output -> the input it copies
         for i, p in enumerate(kparams):
             if p.kind != "tensor":
@@ -296,6 +297,24 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
                 self._const_src[c] = (i, d)
             if need_dt or new_dims:
                 self._spec.append((i, p.name if need_dt else None, new_dims))
+        # A const no input has alone, bound from an input dim a * C + b
+        # (T.Tensor((M, 2 * N)) binds N from X's dim 1 / 2).
+        for i, p in enumerate(kparams):
+            if p.kind != "tensor" or i in self.out_idx:
+                continue
+            for d, e in enumerate(p.spec.shape):
+                lin = e.linear() if isinstance(e, ConstExpr) else None
+                if lin is None or lin[0] in self._const_src:
+                    continue
+                c, a, b = lin
+                self._const_src[c] = (i, d)
+                self._const_solve[c] = (a, b, p.name, d, e)
+                for k, (j, dt_name, dl) in enumerate(self._spec):
+                    if j == i:
+                        self._spec[k] = (j, dt_name, dl + [(d, c)])
+                        break
+                else:
+                    self._spec.append((i, None, [(d, c)]))
         first = next((name for _, name, _ in self._spec if name), None)
         for out in self._dtype_follow:
             if first is None:
@@ -304,11 +323,12 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
                                     "it in its T.Tensor")
             self._dtype_follow[out] = first
         for i in self.out_idx:
-            for c in kparams[i].spec.shape:
-                if isinstance(c, ConstDim) and c not in self._const_src:
-                    raise TileLangError(f"{self.name}: T.const dim {c.name!r} of "
-                                        f"output {kparams[i].name!r} appears in no "
-                                        "input tensor")
+            for e in kparams[i].spec.shape:
+                for c in (e.consts() if isinstance(e, ConstExpr) else [e]):
+                    if isinstance(c, ConstDim) and c not in self._const_src:
+                        raise TileLangError(f"{self.name}: T.const dim {c.name!r} of "
+                                            f"output {kparams[i].name!r} appears in no "
+                                            "input tensor")
         # target="auto": the device of the first argument decides (numpy ->
         # cpu, CUDA tensors -> cuda), as TileLang infers it from the inputs
         self._auto_target = opts.get("target") in (None, "auto")
@@ -433,6 +453,17 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
             return kernel(*args)
         return kernel(*args, stream=stream)
 
+    def _solve(self, c, extent):
+        """The value of const c from the extent of the input dim it is bound
+        from (a * C + b: C = (extent - b) / a)."""
+        if c not in self._const_solve:
+            return extent
+        a, b, name, d, e = self._const_solve[c]
+        if (extent - b) % a:
+            raise TileLangError(f"{self.name}: dim {d} of {name!r} is {extent}, "
+                                f"which is not {e!r} for any {c.name}")
+        return (extent - b) // a
+
     def _bindings(self, args, config):
         dtypes, consts = {}, {}
         for c, v in config.items():
@@ -445,7 +476,7 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
                 if dt_name is not None:
                     dtypes[dt_name] = _dtype_name(a, f"{self.name}: {dt_name!r}")
                 for d, c in dims:
-                    consts[c] = int(a.shape[d])
+                    consts[c] = self._solve(c, int(a.shape[d]))
             for out, src in self._dtype_follow.items():
                 dtypes[out] = dtypes[src]
         return dtypes, consts

@@ -335,6 +335,55 @@ def test_int_float_copies(compile_kernel, tmp_path, backend, n):
     np.testing.assert_array_equal(out["W"], np.trunc(x / 4).astype(np.float16))
 
 
+@pytest.mark.parametrize("tokens,vocab", [(1, 3), (37, 50)])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gather_rows(compile_kernel, tmp_path, backend, tokens, vocab):
+    # Tile starts and element indices loaded from tensors (an embedding
+    # lookup): ids past either end of the table read zeros through the
+    # copy; the element-wise gather takes ids in range.
+    if BF16 is None:
+        pytest.skip("ml_dtypes missing")
+    bundle = compile_kernel((KERNELS / "gather_rows.mlir").read_text())
+    g = rng(23)
+    table = round_to(g.standard_normal((vocab, 768)), "bf16")
+    table2 = g.standard_normal((vocab + 1, 100)).astype(np.float32)
+    ids = g.integers(0, vocab, tokens).astype(np.int32)
+    ids[:3] = [-1, vocab, vocab - 1][:tokens]
+    jds = g.integers(0, vocab + 1, tokens).astype(np.int32)
+    out = bundle.run(tmp_path, {"Ids": ids, "Jds": jds, "Table": table, "Table2": table2}, backend)
+    want = np.zeros((tokens, 768), np.float32)
+    ok = (ids >= 0) & (ids < vocab)
+    want[ok] = table[ids[ok]]
+    np.testing.assert_array_equal(out["Out"].astype(np.float32), want)
+    np.testing.assert_array_equal(out["Out2"], table2[jds] * 2)
+
+
+def _saturate(x, dtype):
+    info = np.iinfo(dtype)
+    with np.errstate(invalid="ignore"):
+        y = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf))
+    return np.clip(y, info.min, info.max).astype(dtype)
+
+
+@pytest.mark.parametrize("n", [13, 1000])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_saturating_copies(compile_kernel, tmp_path, backend, n):
+    # Float -> integer copies saturate: NaN -> 0, infinities and values
+    # past the range -> the integer's min / max (f32 -> i32 near 2^31, f16
+    # infinities -> i32), in range toward zero.
+    bundle = compile_kernel((KERNELS / "saturating_copies.mlir").read_text())
+    special = [1.7, -1.7, 127.5, -128.9, 300.0, -300.0, np.nan, np.inf, -np.inf,
+               3e9, -3e9, 2147483520.0, 70000.0]
+    x = rng(19).uniform(-400, 400, n).astype(np.float32)
+    x[:len(special)] = special[:n]
+    out = bundle.run(tmp_path, {"X": x}, backend)
+    np.testing.assert_array_equal(out["A"], _saturate(x, np.int8))
+    np.testing.assert_array_equal(out["B"], _saturate(x, np.int32))
+    with np.errstate(over="ignore"):
+        h = x.astype(np.float16)
+    np.testing.assert_array_equal(out["C"], _saturate(h, np.int32))
+
+
 MATH_REFS = [np.exp, np.exp2, np.log, np.log2, np.log10, np.log1p, np.sqrt,
              lambda x: 1 / np.sqrt(x), np.sin, np.cos, np.tan, np.tanh,
              np.vectorize(lambda v: __import__("math").erf(v)), np.floor,

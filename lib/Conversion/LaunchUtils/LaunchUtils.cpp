@@ -7,6 +7,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/APSInt.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -169,6 +170,59 @@ Value mlir::tile::reduceCombine(OpBuilder &b, Location loc, ReduceKind kind,
   llvm_unreachable("bad reduce kind");
 }
 
+/// fptosi with a result for every input: NaN -> 0, values past the
+/// integer's range -> its min / max (PTX's cvt.rzi.sat and Rust's `as`).
+/// A plain arith.fptosi is poison there, and the targets disagree (the CPU's
+/// vector path saturates, its scalar path wraps, C++ is undefined).
+static Value saturatingFPToSI(OpBuilder &b, Location loc, Value v,
+                              IntegerType to) {
+  // Narrow floats are compared as f32 (exact; EmitC has no f16 compares).
+  if (v.getType().getIntOrFloatBitWidth() < 32)
+    v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  auto from = cast<FloatType>(v.getType());
+  const llvm::fltSemantics &sem = from.getFloatSemantics();
+  unsigned width = to.getWidth();
+  auto floatCst = [&](const llvm::APFloat &f) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(from, f));
+  };
+  // The float nearest to the integer's max (min) toward zero: the largest
+  // finite float when the integer's range is wider (f16 -> i32), which
+  // also brings infinities into range.
+  llvm::APFloat hi(sem), lo(sem);
+  (void)hi.convertFromAPInt(llvm::APInt::getSignedMaxValue(width),
+                            /*isSigned=*/true, llvm::APFloat::rmTowardZero);
+  (void)lo.convertFromAPInt(llvm::APInt::getSignedMinValue(width),
+                            /*isSigned=*/true, llvm::APFloat::rmTowardZero);
+  Value x = arith::MaximumFOp::create(b, loc, v, floatCst(lo));
+  x = arith::MinimumFOp::create(b, loc, x, floatCst(hi));
+  Value isNan =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+  x = arith::SelectOp::create(b, loc, isNan,
+                              floatCst(llvm::APFloat::getZero(sem)), x);
+  Value r = arith::FPToSIOp::create(b, loc, to, x);
+  // Where the clamp bound is not the integer's bound itself (f32 -> i32:
+  // 2^31 - 128; f16 -> i32: +-65504, so only infinities), inputs past it
+  // take the integer's bound.
+  auto saturate = [&](const llvm::APFloat &bound, const llvm::APInt &limit,
+                      arith::CmpFPredicate past) {
+    llvm::APSInt asInt(width, /*isUnsigned=*/false);
+    bool isExact;
+    (void)bound.convertToInteger(asInt, llvm::APFloat::rmTowardZero,
+                                 &isExact);
+    if (llvm::APInt(asInt) == limit)
+      return;
+    Value beyond = arith::CmpFOp::create(b, loc, past, v, floatCst(bound));
+    Value limitCst =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(to, limit));
+    r = arith::SelectOp::create(b, loc, beyond, limitCst, r);
+  };
+  saturate(hi, llvm::APInt::getSignedMaxValue(width),
+           arith::CmpFPredicate::OGT);
+  saturate(lo, llvm::APInt::getSignedMinValue(width),
+           arith::CmpFPredicate::OLT);
+  return r;
+}
+
 Value mlir::tile::convertElement(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = v.getType();
   if (from == to)
@@ -195,7 +249,7 @@ Value mlir::tile::convertElement(OpBuilder &b, Location loc, Value v, Type to) {
       return arith::CmpFOp::create(
           b, loc, arith::CmpFPredicate::UNE, v,
           arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0.0)));
-    return arith::FPToSIOp::create(b, loc, to, v);
+    return saturatingFPToSI(b, loc, v, cast<IntegerType>(to));
   }
   if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
     return arith::ExtSIOp::create(b, loc, to, v);

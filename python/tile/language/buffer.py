@@ -19,26 +19,51 @@ from .ir import VALUE_CLASSES, Value, active, current
 
 # ---- dims ------------------------------------------------------------------
 
-class _DimArith:
-    """Arithmetic on a dim resolves it first (a Value, or an int)."""
+_CONST_OPS = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y,
+              "mul": lambda x, y: x * y, "floordiv": lambda x, y: x // y,
+              "mod": lambda x, y: x % y}
 
-    def __add__(self, o): return binary("add", self, o)
-    def __radd__(self, o): return binary("add", o, self)
-    def __sub__(self, o): return binary("sub", self, o)
-    def __rsub__(self, o): return binary("sub", o, self)
-    def __mul__(self, o): return binary("mul", self, o)
-    def __rmul__(self, o): return binary("mul", o, self)
-    def __truediv__(self, o): return binary("div", self, o)
-    def __rtruediv__(self, o): return binary("div", o, self)
-    def __floordiv__(self, o): return binary("floordiv", self, o)
-    def __rfloordiv__(self, o): return binary("floordiv", o, self)
-    def __mod__(self, o): return binary("mod", self, o)
-    def __rmod__(self, o): return binary("mod", o, self)
-    def __neg__(self): return binary("sub", 0, self)
-    def __lt__(self, o): return compare("lt", self, o)
-    def __le__(self, o): return compare("le", self, o)
-    def __gt__(self, o): return compare("gt", self, o)
-    def __ge__(self, o): return compare("ge", self, o)
+
+def _dim_binary(op, sym, a, b):
+    """Arithmetic on a dim resolves it first (a Value, or an int). Outside a
+    kernel body (a parameter annotation such as T.Tensor((S, D // 2))), T.const
+    dims and ints make a ConstExpr, evaluated when the consts are bound; a
+    T.symbolic dim there has nothing to resolve to."""
+    if active() is None:
+        if (op in _CONST_OPS and
+                all(isinstance(x, (ConstDim, ConstExpr)) or _is_int(x) for x in (a, b))):
+            return ConstExpr(op, sym, a, b)
+        raise user_error(
+            f"{a!r} {sym} {b!r}: a dim computed from T.symbolic dims is only "
+            "possible inside a kernel body; each dim of a T.Tensor "
+            "annotation is an int, a T.symbolic, a T.const or an expression "
+            "of T.const dims and ints (declare its own symbol, e.g. N2 = "
+            "T.symbolic(\"N2\"), or make the dims T.const)")
+    return compare(op, a, b) if op in ("lt", "le", "gt", "ge") else binary(op, a, b)
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+class _DimArith:
+    def __add__(self, o): return _dim_binary("add", "+", self, o)
+    def __radd__(self, o): return _dim_binary("add", "+", o, self)
+    def __sub__(self, o): return _dim_binary("sub", "-", self, o)
+    def __rsub__(self, o): return _dim_binary("sub", "-", o, self)
+    def __mul__(self, o): return _dim_binary("mul", "*", self, o)
+    def __rmul__(self, o): return _dim_binary("mul", "*", o, self)
+    def __truediv__(self, o): return _dim_binary("div", "/", self, o)
+    def __rtruediv__(self, o): return _dim_binary("div", "/", o, self)
+    def __floordiv__(self, o): return _dim_binary("floordiv", "//", self, o)
+    def __rfloordiv__(self, o): return _dim_binary("floordiv", "//", o, self)
+    def __mod__(self, o): return _dim_binary("mod", "%", self, o)
+    def __rmod__(self, o): return _dim_binary("mod", "%", o, self)
+    def __neg__(self): return _dim_binary("sub", "-", 0, self)
+    def __lt__(self, o): return _dim_binary("lt", "<", self, o)
+    def __le__(self, o): return _dim_binary("le", "<=", self, o)
+    def __gt__(self, o): return _dim_binary("gt", ">", self, o)
+    def __ge__(self, o): return _dim_binary("ge", ">=", self, o)
 
 
 class SymDim(_DimArith):
@@ -98,6 +123,80 @@ class ConstDim(_DimArith):
         return self is other
 
 
+class ConstExpr(_DimArith):
+    """+, -, *, //, % of T.const dims and ints in a parameter annotation
+    (T.Tensor((M, 2 * N)), T.Tensor((S, D // 2))): a static extent once the
+    consts are bound. @tile.jit binds a const from an input dim of the form
+    a * C + b (C one T.const, a and b ints) when no input has C alone."""
+
+    def __init__(self, op, sym, a, b):
+        self.op, self.sym, self.a, self.b = op, sym, a, b
+
+    def evaluate(self, bindings):
+        """The value with bindings {ConstDim: int}; None if one is unbound."""
+        vals = []
+        for x in (self.a, self.b):
+            v = (bindings.get(x) if isinstance(x, ConstDim) else
+                 x.evaluate(bindings) if isinstance(x, ConstExpr) else x)
+            if v is None:
+                return None
+            vals.append(v)
+        if self.op in ("floordiv", "mod") and vals[1] == 0:
+            raise user_error(f"{self!r}: division by zero")
+        return _CONST_OPS[self.op](*vals)
+
+    def consts(self):
+        out = []
+        for x in (self.a, self.b):
+            if isinstance(x, ConstDim):
+                out.append(x)
+            elif isinstance(x, ConstExpr):
+                out += x.consts()
+        return out
+
+    def linear(self):
+        """(C, a, b) when this is a * C + b for one T.const C, else None."""
+        def lin(x):
+            if isinstance(x, ConstDim):
+                return (x, 1, 0)
+            if _is_int(x):
+                return (None, 0, x)
+            if isinstance(x, ConstExpr) and x.op in ("add", "sub", "mul"):
+                l, r = lin(x.a), lin(x.b)
+                if l is None or r is None:
+                    return None
+                if x.op == "mul":
+                    if l[0] is not None and r[0] is not None:
+                        return None
+                    c = l[0] or r[0]
+                    return (c, l[1] * r[2] + r[1] * l[2], l[2] * r[2])
+                if l[0] is not None and r[0] is not None and l[0] is not r[0]:
+                    return None
+                sgn = 1 if x.op == "add" else -1
+                return (l[0] or r[0], l[1] + sgn * r[1], l[2] + sgn * r[2])
+            return None
+        r = lin(self)
+        return r if r is not None and r[0] is not None and r[1] != 0 else None
+
+    def value(self):
+        fb = active()
+        v = self.evaluate(fb.const_bindings if fb is not None else {})
+        if v is None:
+            raise user_error(f"{self!r}: its T.const dims are not bound")
+        return v
+
+    def __tile_value__(self):
+        return self.value()
+
+    def __index__(self):
+        return self.value()
+
+    __int__ = __index__
+
+    def __repr__(self):
+        return f"{self.a!r} {self.sym} {self.b!r}"
+
+
 def _names(spec):
     names = [n for n in re.split(r"[,\s]+", spec.strip()) if n]
     if not names or any(not n.isidentifier() for n in names):
@@ -133,15 +232,16 @@ class Tensor:
         if not isinstance(shape, (tuple, list)):
             shape = (shape,)
         for d in shape:
-            if not (isinstance(d, (SymDim, ConstDim)) or
+            if not (isinstance(d, (SymDim, ConstDim, ConstExpr)) or
                     (isinstance(d, int) and not isinstance(d, bool) and d >= 0)):
                 raise user_error(f"T.Tensor: dim {d!r} must be a non-negative "
-                                 "int, a T.symbolic or a T.const dim")
+                                 "int, a T.symbolic or a T.const dim (or an "
+                                 "expression of T.const dims and ints)")
         self.shape = tuple(shape)
         self.dtype = None if dtype is None else _dt.dtype(dtype)
 
     def __class_getitem__(cls, item):
-        if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[1], (int, SymDim, ConstDim)):
+        if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[1], (int, SymDim, ConstDim, ConstExpr)):
             return cls(item[0], item[1])
         return cls(item)
 

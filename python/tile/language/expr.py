@@ -391,10 +391,26 @@ def power(a, b):
 
 # ---- conversions -----------------------------------------------------------
 
+# Mantissa bits (with the implicit one) and the largest finite value.
+_FLOAT_FORMAT = {"f16": (11, 65504.0), "bf16": (8, 3.3895313892515355e38),
+                 "f32": (24, 3.4028234663852886e38), "f64": (53, 1.7976931348623157e308),
+                 "f8E4M3FN": (4, 448.0), "f8E5M2": (3, 57344.0)}
+
+
+def _float_int_bounds(f, i):
+    """The floats of type f nearest the range of integer type i toward zero
+    (what a saturating float -> integer conversion clamps to)."""
+    p, fmax = _FLOAT_FORMAT[f.mlir]
+    w = i.bits - 1
+    hi = (1 << w) - 1 if w <= p else (1 << w) - (1 << (w - p))
+    return max(-(1 << w), -int(fmax)), min(hi, int(fmax))
+
+
 def cast(x, dt):
     """x converted to dtype dt: float<->float rounds to nearest even (f16 <->
     bf16 through f32), int<->int sign-extends or truncates (bool zero-
-    extends), int->float is signed, float->int truncates toward zero, any ->
+    extends), int->float is signed, float->int truncates toward zero and
+    saturates (past the integer's range: its min / max; NaN: 0), any ->
     bool is `!= 0`."""
     dt = _dt.dtype(dt)
     x = operand(x, "cast")
@@ -410,7 +426,9 @@ def cast(x, dt):
     if x.const is not None:
         v = x.const
         if dt.kind in ("int", "index") and s.is_float:
-            v = math.trunc(v)
+            t = _dt.int64 if dt.kind == "index" else dt
+            v = 0 if math.isnan(v) else min(max(math.trunc(max(min(v, 1e308), -1e308)),
+                                                -(1 << (t.bits - 1))), (1 << (t.bits - 1)) - 1)
         return constant(bool(v) if dt.kind == "bool" else v, dt)
     if dt.kind == "bool":
         return compare("ne", x, 0)
@@ -420,10 +438,20 @@ def cast(x, dt):
         name = "extf" if dt.bits > s.bits else "truncf"
         return _emit("arith." + name, [f"arith.{name} ", x,
                                        f" : {s.mlir} to {dt.mlir}"], dt)
-    if s.is_float:  # float -> integer
+    if s.is_float:  # float -> integer, saturating (NaN -> 0), as tile.copy
         target = _dt.int64 if dt.kind == "index" else dt
-        r = _emit("arith.fptosi", ["arith.fptosi ", x, f" : {s.mlir} to {target.mlir}"],
+        lo, hi = _float_int_bounds(s, target)
+        y = _minmax2("min", _minmax2("max", x, constant(float(lo), s)), constant(float(hi), s))
+        y = if_then_else(compare("ne", x, x), constant(0.0, s), y)
+        r = _emit("arith.fptosi", ["arith.fptosi ", y, f" : {s.mlir} to {target.mlir}"],
                   target)
+        # Past a bound that is not the integer's own (f32 -> i32: 2^31 -
+        # 128; f16 -> i32: only infinities): the integer's min / max.
+        imax, imin = (1 << (target.bits - 1)) - 1, -(1 << (target.bits - 1))
+        if hi != imax:
+            r = if_then_else(compare("gt", x, constant(float(hi), s)), constant(imax, target), r)
+        if lo != imin:
+            r = if_then_else(compare("lt", x, constant(float(lo), s)), constant(imin, target), r)
         return cast(r, dt) if target is not dt else r
     if dt.is_float:  # integer -> float
         if s.kind == "index":

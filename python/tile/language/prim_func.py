@@ -21,7 +21,7 @@ import inspect
 
 from . import dtypes as _dt
 from .ast_rewrite import rewrite
-from .buffer import ConstDim, SymDim, Tensor
+from .buffer import ConstDim, ConstExpr, SymDim, Tensor
 from .errors import user_error
 from .ir import FuncBuilder, MemRefType, building, print_function
 
@@ -187,6 +187,17 @@ def _tensor_arg(fb, p, dtype_override, output=False):
             shape.append(v)
             names.append(dim.name)
             named = True
+        elif isinstance(dim, ConstExpr):
+            v = dim.evaluate(fb.const_bindings)
+            if v is None:
+                raise user_error(f"dim {d} of {p.name!r} ({dim!r}) uses T.const "
+                                 "dims that are not bound (T.const dims get "
+                                 "their values from @tile.jit arguments)")
+            if v < 0:
+                raise user_error(f"dim {d} of {p.name!r} ({dim!r}) is {v}: "
+                                 "extents are not negative")
+            shape.append(v)
+            names.append(f"{p.name}.{d}")
         else:
             shape.append(dim)
             names.append(f"{p.name}.{d}")
@@ -220,7 +231,7 @@ class PrimFunc:
 
     def needs_binding(self):
         return any(p.spec.dtype is None or
-                   any(isinstance(d, ConstDim) for d in p.spec.shape)
+                   any(isinstance(d, (ConstDim, ConstExpr)) for d in p.spec.shape)
                    for p in self.params if p.kind == "tensor")
 
     def script(self, const_bindings=None, dtypes=None, out_idx=None):

@@ -297,3 +297,23 @@ func.func @quantized_partner(%X: memref<?x1024xbf16>, %Q: memref<?x1024xi8>) att
   }
   return
 }
+
+// -----
+
+// A 768-element bf16 row over 128 threads has 96 runs of 16 bytes (and 48
+// of 8): it gets runs of 2 elements (one 4-byte access each, three per
+// thread), not the element-wise fallback.
+// CHECK-LABEL: func.func @short_row_runs
+// CHECK: tile.alloc {layout = #tile.fragment<thread = (d0, d1) -> ((d1 floordiv 2) mod 128), index = (d0, d1) -> (((d1 floordiv 2) floordiv 128 + d0 * 3) * 2 + d1 mod 2), {{.*}}>} : memref<1x768xbf16
+func.func @short_row_runs(%Ids: memref<?xi32>, %T: memref<?x768xbf16>, %O: memref<?x768xbf16>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %Ids, %c0 : memref<?xi32>
+  tile.launch blocks(%bx) in (%n) threads(128) {
+    %row = tile.alloc : memref<1x768xbf16, #tile.scope<fragment>>
+    %id = memref.load %Ids[%bx] : memref<?xi32>
+    %r = arith.index_cast %id : i32 to index
+    tile.copy %T[%r, %c0] to %row : memref<?x768xbf16> to memref<1x768xbf16, #tile.scope<fragment>>
+    tile.copy %row to %O[%bx, %c0] : memref<1x768xbf16, #tile.scope<fragment>> to memref<?x768xbf16>
+  }
+  return
+}

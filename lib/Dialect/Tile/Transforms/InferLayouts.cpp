@@ -642,7 +642,11 @@ struct TileInferLayoutsPass
           // 16 bytes of the global side: a bf16 tensor copied into an f32
           // fragment gets runs of 8 registers (one 16-byte load), not 4
           // (the f32 fragment's 16 bytes, an 8-byte load); the fragment's
-          // 16 bytes when the tile has too few elements for those runs.
+          // 16 bytes when the tile has too few elements for those runs;
+          // then 8 and 4 bytes of the global side, so that a row the
+          // threads cannot split into 16-byte runs (768 bf16 over 128
+          // threads: 96 runs) still gets 4-byte loads, not scalar ones
+          // (a layout gives every thread the same register count).
           int64_t bits = type.getElementTypeBitWidth();
           int64_t gbits = otherType.getElementType().isIntOrFloat()
                               ? otherType.getElementTypeBitWidth()
@@ -651,7 +655,8 @@ struct TileInferLayoutsPass
               gbits % 8)
             continue;
           auto shape = type.getShape();
-          for (int64_t vec : {16 / (gbits / 8), 16 / (bits / 8)}) {
+          for (int64_t vec : {16 / (gbits / 8), 16 / (bits / 8),
+                              8 / (gbits / 8), 4 / (gbits / 8)}) {
             if (vec < 2 || shape.back() % vec != 0 ||
                 numElementsOf(shape) % (threads * vec) != 0)
               continue;
