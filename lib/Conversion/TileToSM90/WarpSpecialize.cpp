@@ -68,9 +68,17 @@ struct TileWarpSpecializePass
       std::string why;
       auto m = matchSM90Gemm(loop, why);
       if (failed(m)) {
-        // Remarks say why a GEMM loop keeps the sm_80 lowering.
+        // Remarks say why a GEMM loop gets no dedicated Hopper GEMM
+        // kernels; they are not the only sm_90a path (attention loops get
+        // the generic warp-specialized variants, whose own remark says
+        // when they do not apply), so the remark says so too.
         if (remarks && hasGemm(loop))
-          loop->emitRemark("no sm90 GEMM kernels: ") << why;
+          loop->emitRemark("no sm90 GEMM kernels: ")
+              << why
+              << " (this is about the dedicated GEMM kernels; the generic "
+                 "warp-specialized variant is separate, and a 'no "
+                 "warp-specialized variant' remark says when it does not "
+                 "apply)";
         return;
       }
       // A launch tile of more than 128 rows runs as 128-row CTA tiles
