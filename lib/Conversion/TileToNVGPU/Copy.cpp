@@ -178,6 +178,16 @@ static LogicalResult lowerCopyFragmentVector(KernelLowering &kl, CopyOp op,
   // alignment around all runs, the misaligned side issuing every run's
   // scalar loads before packing any (4097x4095 bf16 residual add + RMSNorm
   // 152 -> 138 us, but 9 more registers: aligned LayerNorms 10-15% slower).
+  // Also measured (H200, docs/performance.md "Odd row pitches: 32-bit word
+  // accesses"): runs in bounds but not 16-byte aligned read or written as
+  // 32-bit words (four aligned words, or the five around a run one bf16
+  // past a word, realigned by shifts; stores as element pairs). Odd pitches
+  // 1.4-2.2x faster (stores alone: 4097x4095 add + RMSNorm 152 -> 91 us,
+  // an int8 dequantize at 5001 columns 57 -> 26 us), but every form slowed
+  // some aligned kernel whose PTX on the aligned path did not change
+  // (ptxas schedules the larger branches differently): the dequantize
+  // 8-18%, LayerNorm 2-15%. Not kept; a kernel variant per alignment,
+  // chosen at launch, would avoid the cost.
   int64_t bits = gElt.getIntOrFloatBitWidth();
   Type runType = vecType;
   if (bits < 32 && vecBytes % 4 == 0)
