@@ -66,6 +66,19 @@ class _DimArith:
     def __ge__(self, o): return _dim_binary("ge", ">=", self, o)
 
 
+class _StaticDim(_DimArith):
+    """A dim with a static value once bound (value()): an int in a kernel
+    body."""
+
+    def __tile_value__(self):
+        return self.value()
+
+    def __index__(self):
+        return self.value()
+
+    __int__ = __index__
+
+
 class SymDim(_DimArith):
     """A dynamic dimension: one extent shared by every tensor dim that uses
     it (the runtime binds and checks it). In a kernel body it is the extent's
@@ -87,7 +100,7 @@ class SymDim(_DimArith):
         return self is other
 
 
-class ConstDim(_DimArith):
+class ConstDim(_StaticDim):
     """A dim that @tile.jit binds from the call's arguments to a Python int
     (a static extent: the kernel is specialized per value, TileLang's
     T.const). In a kernel body it behaves like that int."""
@@ -105,14 +118,6 @@ class ConstDim(_DimArith):
                 f" {self.name}=...))")
         return v
 
-    def __tile_value__(self):
-        return self.value()
-
-    def __index__(self):
-        return self.value()
-
-    __int__ = __index__
-
     def __repr__(self):
         return f"T.const({self.name!r})"
 
@@ -123,7 +128,7 @@ class ConstDim(_DimArith):
         return self is other
 
 
-class ConstExpr(_DimArith):
+class ConstExpr(_StaticDim):
     """+, -, *, //, % of T.const dims and ints in a parameter annotation
     (T.Tensor((M, 2 * N)), T.Tensor((S, D // 2))): a static extent once the
     consts are bound. @tile.jit binds a const from an input dim of the form
@@ -184,14 +189,6 @@ class ConstExpr(_DimArith):
         if v is None:
             raise user_error(f"{self!r}: its T.const dims are not bound")
         return v
-
-    def __tile_value__(self):
-        return self.value()
-
-    def __index__(self):
-        return self.value()
-
-    __int__ = __index__
 
     def __repr__(self):
         return f"{self.a!r} {self.sym} {self.b!r}"
