@@ -416,3 +416,40 @@ def test_dims_computed_from_consts(tile, fresh_cache, traces):
         @tile.jit(target="cpu")
         def bad(X: T.Tensor((S * 2,), "float32")):
             pass
+
+
+def test_inplace_parameter(tile, fresh_cache):
+    # T.Tensor(..., inplace=True) is tile.inplace: the same memory may be
+    # passed for it and another argument (Y = Y + a * X with X is Y); without
+    # it the runtime refuses the overlap; on a parameter the kernel never
+    # writes the compiler refuses it.
+    def make(inplace):
+        @tile.jit(target="cpu")
+        def axpy(X: T.Tensor((N,), "float32"),
+                 Y: T.Tensor((N,), "float32", inplace=inplace), a: T.float32):
+            with T.Kernel(T.ceildiv(N, 128), threads=32) as bx:
+                x = T.alloc_fragment((128,), "float32")
+                y = T.alloc_fragment((128,), "float32")
+                T.copy(X[bx * 128], x)
+                T.copy(Y[bx * 128], y)
+                for i in T.Parallel(128):
+                    y[i] = y[i] + a * x[i]
+                T.copy(y, Y[bx * 128])
+        return axpy
+
+    axpy = make(True)
+    assert "tile.inplace" in axpy.get_ir(np.zeros(3, np.float32), np.zeros(3, np.float32), 1.0)
+    y = np.arange(300, dtype=np.float32)
+    axpy(y, y, 2.0)
+    np.testing.assert_array_equal(y, np.arange(300, dtype=np.float32) * 3)
+    with pytest.raises(tile.ArgumentError, match="overlaps"):
+        make(False)(y, y, 2.0)
+
+    @tile.jit(target="cpu")
+    def read_only(X: T.Tensor((N,), "float32", inplace=True), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), threads=32) as bx:
+            x = T.alloc_fragment((128,), "float32")
+            T.copy(X[bx * 128], x)
+            T.copy(x, Y[bx * 128])
+    with pytest.raises(tile.CompileError, match="inplace"):
+        read_only(np.zeros(5, np.float32), np.zeros(5, np.float32))

@@ -223,9 +223,12 @@ class Tensor:
     """Type of a global tensor parameter: T.Tensor((M, K), "float16").
     Dims are ints (static), T.symbolic dims (dynamic) or T.const dims
     (static, bound per call by @tile.jit). dtype=None (jit only) takes the
-    argument's dtype."""
+    argument's dtype. inplace=True (`tile.inplace`): the kernel writes this
+    tensor and stays correct when it is the very same memory as another
+    argument (each element read before the same thread writes it, as in
+    Y = Y + X); the runtime then accepts that aliasing."""
 
-    def __init__(self, shape, dtype=None):
+    def __init__(self, shape, dtype=None, inplace=False):
         if not isinstance(shape, (tuple, list)):
             shape = (shape,)
         for d in shape:
@@ -236,6 +239,7 @@ class Tensor:
                                  "expression of T.const dims and ints)")
         self.shape = tuple(shape)
         self.dtype = None if dtype is None else _dt.dtype(dtype)
+        self.inplace = bool(inplace)
 
     def __class_getitem__(cls, item):
         if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[1], (int, SymDim, ConstDim, ConstExpr)):
@@ -243,7 +247,8 @@ class Tensor:
         return cls(item)
 
     def __repr__(self):
-        return f"T.Tensor({self.shape!r}, {self.dtype!r})"
+        extra = ", inplace=True" if self.inplace else ""
+        return f"T.Tensor({self.shape!r}, {self.dtype!r}{extra})"
 
 
 Buffer = Tensor

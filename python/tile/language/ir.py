@@ -520,8 +520,9 @@ def print_function(fb):
                 else:
                     val = f'"{val}"'
                 items.append(f"{k} = {val}")
-        if attrs.get("tile.output"):  # a unit attribute
-            items.append("tile.output")
+        for unit in ("tile.output", "tile.inplace"):  # unit attributes
+            if attrs.get(unit):
+                items.append(unit)
         extra = " {" + ", ".join(items) + "}" if items else ""
         params.append(f"{namer.define(v)}: {type_str(v.type)}{extra}")
     sep = ",\n" + " " * (len(fb.name) + 12)

@@ -206,6 +206,8 @@ def _tensor_arg(fb, p, dtype_override, output=False):
         attrs["tile.dims"] = names
     if output:
         attrs["tile.output"] = True
+    if spec.inplace:
+        attrs["tile.inplace"] = True
     v = fb.add_arg(MemRefType(shape, dt), p.name, attrs)
     v.type_dims = names
     for dim, d in syms:
