@@ -418,3 +418,26 @@ def test_copy_converts_between_integers_and_floats(jit_cpu):
 
     x = np.arange(-100, 101, dtype=np.int32)
     np.testing.assert_array_equal(k(x), np.trunc(x * 0.75).astype(np.int32))
+
+
+# ---- docs/python.md, "Indices read from tensors" ------------------------------
+
+def test_embedding_gather_from_the_docs(jit_cpu):
+    Tn, V = T.symbolic("Tn, V")
+    E = T.const("E")
+
+    @jit_cpu(out_idx=-1)
+    def embedding(Ids: T.Tensor((Tn,), T.int32), Table: T.Tensor((V, E)),
+                  Out: T.Tensor((Tn, E))):
+        with T.Kernel(Tn, threads=128) as t:
+            row = T.alloc_fragment((1, E), Table.dtype)
+            T.copy(Table[Ids[t], 0], row)
+            T.copy(row, Out[t, 0])
+
+    table = np.random.default_rng(5).standard_normal((50, 768)).astype(np.float32)
+    ids = np.array([3, -1, 50, 49, 0, 7], np.int32)
+    out = embedding(ids, table)
+    want = np.zeros((6, 768), np.float32)
+    ok = (ids >= 0) & (ids < 50)
+    want[ok] = table[ids[ok]]
+    np.testing.assert_array_equal(out, want)
