@@ -390,6 +390,15 @@ def test_dims_computed_from_consts(tile, fresh_cache, traces):
         silu_and_mul(np.zeros((5, 199), np.float32))
 
     @tile.jit(out_idx=-1, target="cpu")
+    def shifted(X: T.Tensor((M, H + 3), "float32"), Out: T.Tensor((M, H), "float32")):
+        with T.Kernel(M, threads=32) as bx:
+            g = T.alloc_fragment((1, H), "float32")
+            T.copy(X[bx, 0], g)
+            T.copy(g, Out[bx, 0])
+    with pytest.raises(TileLangError, match=r"which is not .* for any H >= 0"):
+        shifted(np.zeros((2, 2), np.float32))
+
+    @tile.jit(out_idx=-1, target="cpu")
     def halves(X: T.Tensor((M, D), "float32"), C: T.Tensor((M, D // 2), "float32"),
                Y: T.Tensor((M, D // 2 + 1), "float32")):
         with T.Kernel(M, threads=32) as bx:

@@ -459,9 +459,9 @@ class KernelJIT(_JITBase, _runtime.JitDispatch):
         if c not in self._const_solve:
             return extent
         a, b, name, d, e = self._const_solve[c]
-        if (extent - b) % a:
+        if (extent - b) % a or (extent - b) // a < 0:
             raise TileLangError(f"{self.name}: dim {d} of {name!r} is {extent}, "
-                                f"which is not {e!r} for any {c.name}")
+                                f"which is not {e!r} for any {c.name} >= 0")
         return (extent - b) // a
 
     def _bindings(self, args, config):
